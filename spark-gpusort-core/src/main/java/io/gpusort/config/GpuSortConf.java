@@ -1,0 +1,173 @@
+package io.gpusort.config;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.function.UnaryOperator;
+
+/**
+ * Every {@code spark.gpusort.*} key, declared once with its type, default, validation and doc.
+ * The README's configuration table is generated from {@link #entries()} and a test checks that the
+ * two agree.
+ *
+ * <p>An instance holds the values read for one sort: keys not set take their defaults.
+ */
+public final class GpuSortConf {
+  private static final List<ConfEntry<?>> ENTRIES = new ArrayList<>();
+
+  /** Which engine sorts. */
+  public enum EngineChoice { AUTO, CPU, CUDA, VULKAN }
+
+  /** How {@code GpuSort.byKey} orders the whole dataset. */
+  public enum GlobalMode {
+    /** Sort each input partition, range-shuffle the sorted runs, k-way merge them on the host. */
+    MERGE,
+    /** Range-shuffle the rows first, then sort each output partition. */
+    SORT
+  }
+
+  public static final ConfEntry<EngineChoice> ENGINE = enumEntry("spark.gpusort.engine",
+      EngineChoice.class, EngineChoice.AUTO,
+      "Engine that sorts: auto picks the best that works on the executor (cuda, then vulkan, then "
+          + "cpu); cpu, cuda and vulkan demand that engine and fail when it is not available.");
+
+  public static final ConfEntry<Boolean> STRICT = booleanEntry("spark.gpusort.strict", false,
+      "When true, a sort key that no engine can encode (map, array, struct, variant, interval, "
+          + "non-default collation, ...) is an error instead of a fallback to Spark's own sort.");
+
+  public static final ConfEntry<Long> CHUNK_BYTES = bytesEntry("spark.gpusort.chunk.maxBytes",
+      256L << 20, 1L << 10, 1L << 40,
+      "Memory budget of one engine call: a partition whose rows take more bytes than this is "
+          + "sorted in several chunks, whose sorted runs are then merged on the host.");
+
+  public static final ConfEntry<GlobalMode> GLOBAL_MODE = enumEntry("spark.gpusort.global.mode",
+      GlobalMode.class, GlobalMode.SORT,
+      "How byKey orders the whole dataset: sort = range-shuffle the rows, then sort each output "
+          + "partition on the engine; merge = sort each input partition on the engine, "
+          + "range-shuffle the sorted runs, then k-way merge them on the host.");
+
+  public static final ConfEntry<Integer> OUTPUT_PARTITIONS = intEntry(
+      "spark.gpusort.global.partitions", 0, 0, 1 << 20,
+      "Number of output partitions of byKey; 0 chooses from the data size: one per "
+          + "spark.sql.adaptive.advisoryPartitionSizeInBytes of input, at most "
+          + "spark.sql.shuffle.partitions.");
+
+  public static final ConfEntry<Integer> SAMPLE_ROWS_PER_PARTITION = intEntry(
+      "spark.gpusort.global.sampleRowsPerOutputPartition", 100, 1, 1 << 20,
+      "Rows sampled per output partition to choose the range boundaries of byKey.");
+
+  public static final ConfEntry<Integer> STRING_PREFIX_BYTES = intEntry(
+      "spark.gpusort.key.stringPrefixBytes", 16, 1, 256,
+      "Bytes of a string or binary key sorted on the engine; rows whose prefixes tie are ordered "
+          + "exactly on the host.");
+
+  private final Map<String, String> raw;
+
+  private GpuSortConf(Map<String, String> raw) {
+    this.raw = raw;
+  }
+
+  /** Reads values from {@code settings} (key to string value), validating every gpusort key set. */
+  public static GpuSortConf of(Map<String, String> settings) {
+    GpuSortConf conf = new GpuSortConf(Map.copyOf(settings));
+    for (ConfEntry<?> entry : ENTRIES) {
+      conf.get(entry);
+    }
+    return conf;
+  }
+
+  public <T> T get(ConfEntry<T> entry) {
+    return entry.parse(raw.get(entry.key()));
+  }
+
+  /** Every declared key, in declaration order. */
+  public static List<ConfEntry<?>> entries() {
+    return Collections.unmodifiableList(ENTRIES);
+  }
+
+  /** The README's configuration table, in Markdown. */
+  public static String markdownTable() {
+    StringBuilder sb = new StringBuilder();
+    sb.append("| key | type | default | meaning |\n| --- | --- | --- | --- |\n");
+    for (ConfEntry<?> e : ENTRIES) {
+      sb.append("| `").append(e.key()).append("` | ").append(e.typeName()).append(" | `")
+          .append(e.defaultString()).append("` | ").append(e.doc()).append(" |\n");
+    }
+    return sb.toString();
+  }
+
+  private static <T> ConfEntry<T> register(ConfEntry<T> entry) {
+    ENTRIES.add(entry);
+    return entry;
+  }
+
+  private static ConfEntry<Boolean> booleanEntry(String key, boolean dflt, String doc) {
+    Function<String, Boolean> parse = s -> switch (s.toLowerCase(Locale.ROOT)) {
+      case "true" -> true;
+      case "false" -> false;
+      default -> throw new IllegalArgumentException("not a boolean");
+    };
+    return register(new ConfEntry<>(key, "boolean", dflt, doc, parse, v -> true, "true or false",
+        String::valueOf));
+  }
+
+  private static ConfEntry<Integer> intEntry(String key, int dflt, int min, int max, String doc) {
+    return register(new ConfEntry<>(key, "int", dflt, doc, Integer::valueOf,
+        v -> v >= min && v <= max, "an integer in [" + min + ", " + max + "]", String::valueOf));
+  }
+
+  private static ConfEntry<Long> bytesEntry(String key, long dflt, long min, long max, String doc) {
+    return register(new ConfEntry<>(key, "bytes", dflt, doc, GpuSortConf::parseBytes,
+        v -> v >= min && v <= max, "a size such as 64m or 1g, from " + min + " to " + max + " bytes",
+        GpuSortConf::formatBytes));
+  }
+
+  private static <E extends Enum<E>> ConfEntry<E> enumEntry(String key, Class<E> type, E dflt,
+      String doc) {
+    List<String> names = new ArrayList<>();
+    for (E e : type.getEnumConstants()) {
+      names.add(e.name().toLowerCase(Locale.ROOT));
+    }
+    UnaryOperator<String> upper = s -> s.toUpperCase(Locale.ROOT);
+    return register(new ConfEntry<>(key, "enum", dflt, doc,
+        s -> Enum.valueOf(type, upper.apply(s)), v -> true, "one of " + String.join(", ", names),
+        v -> v.name().toLowerCase(Locale.ROOT)));
+  }
+
+  /** Writes a size the way {@link #parseBytes} reads it, in the largest exact unit. */
+  static String formatBytes(long bytes) {
+    String[] units = {"t", "g", "m", "k"};
+    int[] shifts = {40, 30, 20, 10};
+    for (int i = 0; i < units.length; i++) {
+      long unit = 1L << shifts[i];
+      if (bytes >= unit && bytes % unit == 0) {
+        return bytes / unit + units[i];
+      }
+    }
+    return Long.toString(bytes);
+  }
+
+  /** Parses sizes as Spark writes them: a number with an optional b, k, m, g or t suffix. */
+  static long parseBytes(String s) {
+    String lower = s.toLowerCase(Locale.ROOT);
+    if (lower.endsWith("b") && lower.length() > 1 && !Character.isDigit(lower.charAt(lower.length() - 2))) {
+      lower = lower.substring(0, lower.length() - 1);
+    }
+    long unit = 1;
+    char last = lower.charAt(lower.length() - 1);
+    switch (last) {
+      case 'k' -> unit = 1L << 10;
+      case 'm' -> unit = 1L << 20;
+      case 'g' -> unit = 1L << 30;
+      case 't' -> unit = 1L << 40;
+      case 'b' -> unit = 1;
+      default -> {
+        return Long.parseLong(lower);
+      }
+    }
+    return Math.multiplyExact(Long.parseLong(lower.substring(0, lower.length() - 1)), unit);
+  }
+}

@@ -1,0 +1,92 @@
+package io.gpusort.memory;
+
+import java.lang.reflect.Field;
+import java.util.concurrent.atomic.AtomicLong;
+import sun.misc.Unsafe;
+
+/**
+ * Off-heap host memory: raw allocation, the accessors the engines use, and a process-wide count of
+ * bytes in use so that tests can fail on leaks.
+ *
+ * <p>Addresses are plain {@code long}s so that one buffer can exceed 2 GiB (a {@code ByteBuffer}
+ * cannot) and so that the GPU engines can hand the same address to the driver as pinned staging.
+ */
+public final class HostMemory {
+  static final Unsafe UNSAFE = loadUnsafe();
+  private static final long INT_ARRAY_OFFSET = UNSAFE.arrayBaseOffset(int[].class);
+  private static final long LONG_ARRAY_OFFSET = UNSAFE.arrayBaseOffset(long[].class);
+
+  private static final AtomicLong BYTES_IN_USE = new AtomicLong();
+
+  private HostMemory() {}
+
+  private static Unsafe loadUnsafe() {
+    try {
+      Field field = Unsafe.class.getDeclaredField("theUnsafe");
+      field.setAccessible(true);
+      return (Unsafe) field.get(null);
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  /** Bytes allocated through {@link HostBuffer} and not yet freed, in this process. */
+  public static long bytesInUse() {
+    return BYTES_IN_USE.get();
+  }
+
+  static long allocate(long sizeBytes) {
+    long address = UNSAFE.allocateMemory(Math.max(1, sizeBytes));
+    BYTES_IN_USE.addAndGet(sizeBytes);
+    return address;
+  }
+
+  static void free(long address, long sizeBytes) {
+    UNSAFE.freeMemory(address);
+    BYTES_IN_USE.addAndGet(-sizeBytes);
+  }
+
+  public static long getLong(long address) {
+    return UNSAFE.getLong(address);
+  }
+
+  public static void putLong(long address, long value) {
+    UNSAFE.putLong(address, value);
+  }
+
+  public static int getInt(long address) {
+    return UNSAFE.getInt(address);
+  }
+
+  public static void putInt(long address, int value) {
+    UNSAFE.putInt(address, value);
+  }
+
+  public static void copy(long srcAddress, long dstAddress, long sizeBytes) {
+    UNSAFE.copyMemory(srcAddress, dstAddress, sizeBytes);
+  }
+
+  public static void fill(long address, long sizeBytes, byte value) {
+    UNSAFE.setMemory(address, sizeBytes, value);
+  }
+
+  /** Copies {@code count} longs from off-heap memory into {@code dst[dstIndex..]}. */
+  public static void copyToArray(long srcAddress, long[] dst, int dstIndex, int count) {
+    UNSAFE.copyMemory(null, srcAddress, dst, LONG_ARRAY_OFFSET + 8L * dstIndex, 8L * count);
+  }
+
+  /** Copies {@code count} longs from {@code src[srcIndex..]} into off-heap memory. */
+  public static void copyFromArray(long[] src, int srcIndex, long dstAddress, int count) {
+    UNSAFE.copyMemory(src, LONG_ARRAY_OFFSET + 8L * srcIndex, null, dstAddress, 8L * count);
+  }
+
+  /** Copies {@code count} ints from off-heap memory into {@code dst[dstIndex..]}. */
+  public static void copyToArray(long srcAddress, int[] dst, int dstIndex, int count) {
+    UNSAFE.copyMemory(null, srcAddress, dst, INT_ARRAY_OFFSET + 4L * dstIndex, 4L * count);
+  }
+
+  /** Copies {@code count} ints from {@code src[srcIndex..]} into off-heap memory. */
+  public static void copyFromArray(int[] src, int srcIndex, long dstAddress, int count) {
+    UNSAFE.copyMemory(src, INT_ARRAY_OFFSET + 4L * srcIndex, null, dstAddress, 4L * count);
+  }
+}

@@ -1,0 +1,135 @@
+package io.gpusort.sql;
+
+import io.gpusort.config.GpuSortConf;
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.network.util.JavaUtils;
+import org.apache.spark.rdd.RDD;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.SortOrder;
+import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
+import org.apache.spark.sql.catalyst.plans.physical.UnknownPartitioning;
+import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.internal.SQLConf;
+import scala.collection.immutable.IndexedSeq;
+import scala.collection.immutable.Seq;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * The physical sort node: sorts within partitions, or globally through a range shuffle, on the
+ * configured engine. Global output is ordered across partitions, but rows with equal keys may be
+ * split between neighbouring partitions (that is what keeps heavy keys balanced), so the node
+ * claims no clustering, only its ordering.
+ */
+public final class GpuSortExec extends SparkPlan {
+  private static final long serialVersionUID = 1L;
+
+  private final Seq<SortOrder> order;
+  private final boolean global;
+  private final Map<String, String> settings;
+  private final SparkPlan child;
+
+  public GpuSortExec(Seq<SortOrder> order, boolean global, Map<String, String> settings,
+      SparkPlan child) {
+    this.order = order;
+    this.global = global;
+    this.settings = settings;
+    this.child = child;
+  }
+
+  public SparkPlan child() {
+    return child;
+  }
+
+  public boolean global() {
+    return global;
+  }
+
+  @Override
+  public RDD<InternalRow> doExecute() {
+    SortPlan plan = sortPlan();
+    RDD<InternalRow> input = child.execute();
+    return global
+        ? SortPipelines.sortGlobally(input, plan)
+        : SortPipelines.sortWithinPartitions(input, plan);
+  }
+
+  private SortPlan sortPlan() {
+    GpuSortConf conf = GpuSortConf.of(settings);
+    List<SortOrder> orders = CollectionConverters.asJava(order);
+    KeySpec keys = KeySpec.of(orders, child.output(), conf.get(GpuSortConf.STRING_PREFIX_BYTES));
+    SQLConf sqlConf = SQLConf.get();
+    long advisoryBytes = JavaUtils.byteStringAsBytes(sqlConf.getConfString(
+        "spark.sql.adaptive.advisoryPartitionSizeInBytes", "64MB"));
+    return new SortPlan(keys, child.schema(), conf, sqlConf.numShufflePartitions(),
+        Math.max(1, advisoryBytes));
+  }
+
+  @Override
+  public Seq<Attribute> output() {
+    return child.output();
+  }
+
+  @Override
+  public Seq<SortOrder> outputOrdering() {
+    return order;
+  }
+
+  @Override
+  public Partitioning outputPartitioning() {
+    return global ? new UnknownPartitioning(0) : child.outputPartitioning();
+  }
+
+  @Override
+  public Seq<SparkPlan> children() {
+    return CollectionConverters.asScala(List.of(child)).toList();
+  }
+
+  @Override
+  public SparkPlan withNewChildrenInternal(IndexedSeq<SparkPlan> newChildren) {
+    return new GpuSortExec(order, global, settings, newChildren.apply(0));
+  }
+
+  @Override
+  public String nodeName() {
+    return "GpuSort";
+  }
+
+  @Override
+  public String simpleString(int maxFields) {
+    return "GpuSort " + order.mkString("[", ", ", "]") + ", global=" + global;
+  }
+
+  @Override
+  public int productArity() {
+    return 4;
+  }
+
+  @Override
+  public Object productElement(int n) {
+    return switch (n) {
+      case 0 -> order;
+      case 1 -> global;
+      case 2 -> settings;
+      case 3 -> child;
+      default -> throw new IndexOutOfBoundsException(n);
+    };
+  }
+
+  @Override
+  public boolean canEqual(Object that) {
+    return that instanceof GpuSortExec;
+  }
+
+  @Override
+  public boolean equals(Object that) {
+    return that instanceof GpuSortExec other && order.equals(other.order)
+        && global == other.global && settings.equals(other.settings) && child.equals(other.child);
+  }
+
+  @Override
+  public int hashCode() {
+    return java.util.Objects.hash(order, global, settings, child);
+  }
+}

@@ -1,0 +1,119 @@
+package io.gpusort.sql;
+
+import io.gpusort.config.GpuSortConf;
+import io.gpusort.engine.Engines;
+import java.io.Serializable;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
+import org.apache.spark.sql.catalyst.plans.logical.Sort;
+import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.execution.SparkStrategy;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import scala.collection.immutable.Seq;
+import scala.jdk.javaapi.CollectionConverters;
+import scala.runtime.AbstractFunction1;
+
+/**
+ * The function {@code GpuSort.byKey} and {@code withinPartitions} return for Dataset.transform.
+ *
+ * <p>It lets Spark analyze the equivalent {@code orderBy} / {@code sortWithinPartitions} (so names
+ * resolve, and fail, exactly as there, before any job runs), then swaps the analyzed {@code Sort}
+ * for a {@link GpuSortNode} when every key can be encoded.
+ */
+public final class GpuSortTransform<T> extends AbstractFunction1<Dataset<T>, Dataset<T>>
+    implements Serializable {
+  private static final long serialVersionUID = 1L;
+  private static final Logger LOG = LoggerFactory.getLogger(GpuSortTransform.class);
+  private static final String PREFIX = "spark.gpusort.";
+
+  private final Column[] sortOrders;
+  private final boolean global;
+
+  public GpuSortTransform(Column[] sortOrders, boolean global) {
+    this.sortOrders = sortOrders.clone();
+    this.global = global;
+  }
+
+  @Override
+  public Dataset<T> apply(Dataset<T> input) {
+    if (!(input instanceof org.apache.spark.sql.classic.Dataset<T> classic)) {
+      throw new UnsupportedOperationException(
+          "GpuSort needs a classic (non-Connect) Spark session; got " + input.getClass().getName());
+    }
+    SparkSession session = classic.sparkSession();
+    Map<String, String> settings = gpusortSettings(session);
+    GpuSortConf conf = GpuSortConf.of(settings);
+    Engines.checkAvailable(conf.get(GpuSortConf.ENGINE));
+
+    Dataset<T> sparkSorted = global
+        ? classic.orderBy(sortOrders)
+        : classic.sortWithinPartitions(sortOrders);
+    LogicalPlan analyzed = sparkSorted.queryExecution().analyzed();
+    Sort sort = findSort(analyzed);
+    try {
+      KeySpec.checkSupported(CollectionConverters.asJava(sort.order()));
+    } catch (UnsupportedKeyException e) {
+      if (conf.get(GpuSortConf.STRICT)) {
+        throw new UnsupportedKeyException(e.getMessage() + " (spark.gpusort.strict=true)");
+      }
+      LOG.info("GpuSort falls back to Spark's sort: {}", e.getMessage());
+      return sparkSorted;
+    }
+    LogicalPlan replaced = replaceSort(analyzed, sort,
+        new GpuSortNode(sort.order(), sort.global(), settings, sort.child()));
+    installStrategy(session);
+    return new org.apache.spark.sql.classic.Dataset<>(session, replaced, classic.encoder());
+  }
+
+  private static Map<String, String> gpusortSettings(SparkSession session) {
+    Map<String, String> settings = new HashMap<>();
+    Map<String, String> all = CollectionConverters.asJava(session.conf().getAll());
+    for (Map.Entry<String, String> e : all.entrySet()) {
+      if (e.getKey().startsWith(PREFIX)) {
+        settings.put(e.getKey(), e.getValue());
+      }
+    }
+    return Map.copyOf(settings);
+  }
+
+  /** The Sort that orderBy / sortWithinPartitions added: the top one, under any projection. */
+  private static Sort findSort(LogicalPlan plan) {
+    LogicalPlan node = plan;
+    while (!(node instanceof Sort)) {
+      if (node.children().size() != 1) {
+        throw new IllegalStateException("no Sort found in the analyzed plan:\n" + plan);
+      }
+      node = node.children().head();
+    }
+    return (Sort) node;
+  }
+
+  private static LogicalPlan replaceSort(LogicalPlan plan, Sort sort, LogicalPlan replacement) {
+    if (plan == sort) {
+      return replacement;
+    }
+    LogicalPlan child = replaceSort(plan.children().head(), sort, replacement);
+    Seq<LogicalPlan> children = CollectionConverters.asScala(List.of(child)).toList();
+    return plan.withNewChildren(children);
+  }
+
+  /** Adds the planner strategy for GpuSortNode to this session, once. */
+  private static void installStrategy(SparkSession session) {
+    synchronized (session) {
+      Seq<SparkStrategy> strategies = session.experimental().extraStrategies();
+      for (SparkStrategy s : CollectionConverters.asJava(strategies)) {
+        if (s instanceof GpuSortStrategy) {
+          return;
+        }
+      }
+      List<SparkStrategy> updated = new java.util.ArrayList<>(CollectionConverters.asJava(strategies));
+      updated.add(new GpuSortStrategy());
+      session.experimental().extraStrategies_$eq(CollectionConverters.asScala(updated).toList());
+    }
+  }
+}

@@ -1,0 +1,303 @@
+package io.gpusort.sql;
+
+import io.gpusort.engine.EngineException;
+import io.gpusort.engine.Engines;
+import io.gpusort.engine.KeyBatch;
+import io.gpusort.engine.SortEngine;
+import io.gpusort.keys.KeyLayout;
+import io.gpusort.memory.HostBuffer;
+import io.gpusort.memory.HostMemory;
+import io.gpusort.merge.IntComparator;
+import io.gpusort.merge.IntSorts;
+import io.gpusort.merge.LoserTree;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.NoSuchElementException;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+import org.apache.spark.sql.catalyst.expressions.codegen.LazilyGeneratedOrdering;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Sorts the rows of one partition on the engine, inside one task: buffer the rows, encode their
+ * keys, sort chunk by chunk on the engine, break ties of truncated keys exactly on the host, and
+ * merge the chunks' sorted runs with a loser tree.
+ */
+final class PartitionSorter {
+  private static final Logger LOG = LoggerFactory.getLogger(PartitionSorter.class);
+  /** Above this many runs per row, merging costs more than sorting again. */
+  private static final int MIN_ROWS_PER_RUN = 32;
+
+  private final SortPlan plan;
+  private final KeyLayout layout;
+  private final int numWords;
+  private final RowKeyEncoder encoder;
+  private final LazilyGeneratedOrdering ordering;
+  private final UnsafeProjection toUnsafe;
+  private final long[] scratch;
+  private final UnsafeRow left;
+  private final UnsafeRow right;
+  private String engineUsed;
+
+  PartitionSorter(SortPlan plan) {
+    this.plan = plan;
+    this.layout = plan.keys.layout;
+    this.numWords = layout.numWords();
+    this.encoder = new RowKeyEncoder(plan.keys);
+    this.ordering = new LazilyGeneratedOrdering(plan.keys.boundOrders);
+    this.toUnsafe = UnsafeProjection.create(plan.inputSchema);
+    this.scratch = new long[numWords];
+    this.left = new UnsafeRow(plan.numFields());
+    this.right = new UnsafeRow(plan.numFields());
+  }
+
+  /** The engine that sorted the last partition ({@code cpu}, ...), for metrics and logs. */
+  String engineUsed() {
+    return engineUsed;
+  }
+
+  RowBuffer buffer(Iterator<InternalRow> input) {
+    RowBuffer rows = new RowBuffer(plan.numFields());
+    while (input.hasNext()) {
+      rows.append(asUnsafe(input.next()));
+    }
+    return rows;
+  }
+
+  UnsafeRow asUnsafe(InternalRow row) {
+    return row instanceof UnsafeRow unsafe ? unsafe : toUnsafe.apply(row);
+  }
+
+  RowKeyEncoder encoder() {
+    return encoder;
+  }
+
+  LazilyGeneratedOrdering ordering() {
+    return ordering;
+  }
+
+  /** The row indices of {@code rows} in sorted order. */
+  int[] sortedOrder(RowBuffer rows) {
+    int n = rows.numRows();
+    int[] order = new int[n];
+    if (n == 0) {
+      return order;
+    }
+    int[] chunkStarts = chunkStarts(rows);
+    int numChunks = chunkStarts.length - 1;
+    if (numChunks == 1) {
+      sortChunk(rows, 0, n, order, null);
+      return order;
+    }
+    try (HostBuffer rowMajorKeys = HostBuffer.allocate(8L * n * numWords)) {
+      for (int c = 0; c < numChunks; c++) {
+        sortChunk(rows, chunkStarts[c], chunkStarts[c + 1], order, rowMajorKeys);
+      }
+      return LoserTree.merge(order, chunkStarts, rowComparator(rows, rowMajorKeys));
+    }
+  }
+
+  /**
+   * The row indices of {@code rows} in sorted order, for rows that arrive as a concatenation of
+   * sorted runs (a shuffle of sorted map outputs). Runs are found from the keys themselves, so the
+   * result is right whatever order the runs arrived in; when runs are short, it sorts instead.
+   */
+  int[] mergedOrder(RowBuffer rows) {
+    int n = rows.numRows();
+    if (n < 2) {
+      return new int[n];
+    }
+    List<Integer> starts = new ArrayList<>();
+    try (HostBuffer rowMajorKeys = HostBuffer.allocate(8L * n * numWords)) {
+      UnsafeRow row = rows.newRow();
+      long address = rowMajorKeys.address();
+      for (int r = 0; r < n; r++) {
+        rows.pointTo(row, r);
+        encoder.encode(row, scratch);
+        for (int w = 0; w < numWords; w++) {
+          HostMemory.putLong(address + 8L * ((long) r * numWords + w), scratch[w]);
+        }
+      }
+      IntComparator cmp = rowComparator(rows, rowMajorKeys);
+      starts.add(0);
+      for (int r = 1; r < n; r++) {
+        if (cmp.compare(r - 1, r) > 0) {
+          starts.add(r);
+          if (starts.size() > n / MIN_ROWS_PER_RUN + 1) {
+            break;
+          }
+        }
+      }
+      if (starts.size() <= n / MIN_ROWS_PER_RUN + 1) {
+        int[] runStarts = new int[starts.size() + 1];
+        for (int i = 0; i < starts.size(); i++) {
+          runStarts[i] = starts.get(i);
+        }
+        runStarts[starts.size()] = n;
+        int[] identity = new int[n];
+        for (int r = 0; r < n; r++) {
+          identity[r] = r;
+        }
+        return runStarts.length == 2 ? identity : LoserTree.merge(identity, runStarts, cmp);
+      }
+    }
+    LOG.debug("{} rows arrived in more than {} runs; sorting them instead of merging", n,
+        n / MIN_ROWS_PER_RUN);
+    return sortedOrder(rows);
+  }
+
+  /** An iterator over {@code rows} in {@code order}, reusing one row object. */
+  static Iterator<InternalRow> iterate(RowBuffer rows, int[] order) {
+    UnsafeRow row = rows.newRow();
+    return new Iterator<>() {
+      private int next;
+
+      @Override
+      public boolean hasNext() {
+        return next < order.length;
+      }
+
+      @Override
+      public InternalRow next() {
+        if (next >= order.length) {
+          throw new NoSuchElementException();
+        }
+        rows.pointTo(row, order[next++]);
+        return row;
+      }
+    };
+  }
+
+  /** Splits the rows into chunks whose rows and keys fit the chunk budget; at least one row each. */
+  private int[] chunkStarts(RowBuffer rows) {
+    List<Integer> starts = new ArrayList<>();
+    starts.add(0);
+    long perRowOverhead = 8L * numWords + 8;
+    long used = 0;
+    for (int r = 0; r < rows.numRows(); r++) {
+      long bytes = rows.rowSizeBytes(r) + perRowOverhead;
+      if (used > 0 && used + bytes > plan.chunkBytes) {
+        starts.add(r);
+        used = 0;
+      }
+      used += bytes;
+    }
+    starts.add(rows.numRows());
+    return starts.stream().mapToInt(Integer::intValue).toArray();
+  }
+
+  /**
+   * Sorts rows {@code [from, to)} on the engine into {@code order[from..to)} (as global row
+   * indices); also stores their keys row-major when {@code rowMajorKeys} is given.
+   */
+  private void sortChunk(RowBuffer rows, int from, int to, int[] order, HostBuffer rowMajorKeys) {
+    int n = to - from;
+    try (HostBuffer keyWords = HostBuffer.allocate(KeyBatch.requiredBytes(n, numWords));
+        HostBuffer permutation = HostBuffer.allocate(4L * n)) {
+      KeyBatch batch = new KeyBatch(keyWords, n, numWords, layout.keyBits());
+      encodeChunk(rows, from, to, batch, rowMajorKeys);
+      sortOnEngine(batch, permutation);
+      HostMemory.copyToArray(permutation.address(), order, from, n);
+      if (layout.needsTieBreak()) {
+        breakTies(rows, batch, order, from, to);
+      }
+      for (int i = from; i < to; i++) {
+        order[i] += from;
+      }
+    }
+  }
+
+  private void encodeChunk(RowBuffer rows, int from, int to, KeyBatch batch,
+      HostBuffer rowMajorKeys) {
+    UnsafeRow row = rows.newRow();
+    long base = batch.words().address();
+    long n = to - from;
+    long rowMajor = rowMajorKeys == null ? 0 : rowMajorKeys.address();
+    for (int r = from; r < to; r++) {
+      rows.pointTo(row, r);
+      encoder.encode(row, scratch);
+      long local = r - from;
+      for (int w = 0; w < numWords; w++) {
+        HostMemory.putLong(base + 8L * (w * n + local), scratch[w]);
+        if (rowMajorKeys != null) {
+          HostMemory.putLong(rowMajor + 8L * ((long) r * numWords + w), scratch[w]);
+        }
+      }
+    }
+  }
+
+  private void sortOnEngine(KeyBatch batch, HostBuffer permutation) {
+    SortEngine engine = Engines.forChoice(plan.engine);
+    try {
+      engine.sort(batch, permutation);
+      engineUsed = engine.name();
+    } catch (EngineException e) {
+      SortEngine cpu = Engines.cpu();
+      if (engine == cpu) {
+        throw e;
+      }
+      LOG.warn("The {} engine failed on {} rows; sorting this partition on the CPU engine",
+          engine.name(), batch.numRows(), e);
+      cpu.sort(batch, permutation);
+      engineUsed = cpu.name();
+    }
+  }
+
+  /**
+   * Orders each group of rows whose truncated keys tie by Spark's exact comparison. {@code order}
+   * holds chunk-local indices into {@code batch} here.
+   */
+  private void breakTies(RowBuffer rows, KeyBatch batch, int[] order, int from, int to) {
+    IntComparator exact = (a, b) -> {
+      rows.pointTo(left, a + from);
+      rows.pointTo(right, b + from);
+      return ordering.compare(left, right);
+    };
+    int start = from;
+    while (start < to) {
+      int end = start + 1;
+      while (end < to && sameKey(batch, order[start], order[end])) {
+        end++;
+      }
+      if (end - start > 1) {
+        IntSorts.sort(order, start, end, exact);
+      }
+      start = end;
+    }
+  }
+
+  private boolean sameKey(KeyBatch batch, int a, int b) {
+    for (int w = 0; w < numWords; w++) {
+      if (batch.word(a, w) != batch.word(b, w)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Compares rows by their row-major keys, then exactly when truncated keys tie. */
+  private IntComparator rowComparator(RowBuffer rows, HostBuffer rowMajorKeys) {
+    long base = rowMajorKeys.address();
+    boolean exact = layout.needsTieBreak();
+    return (a, b) -> {
+      long ka = base + 8L * a * numWords;
+      long kb = base + 8L * b * numWords;
+      for (int w = 0; w < numWords; w++) {
+        long x = HostMemory.getLong(ka + 8L * w);
+        long y = HostMemory.getLong(kb + 8L * w);
+        if (x != y) {
+          return Long.compareUnsigned(x, y);
+        }
+      }
+      if (!exact) {
+        return 0;
+      }
+      rows.pointTo(left, a);
+      rows.pointTo(right, b);
+      return ordering.compare(left, right);
+    };
+  }
+}

@@ -1,0 +1,205 @@
+package io.gpusort.sql;
+
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Random;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+import org.apache.spark.sql.catalyst.expressions.codegen.LazilyGeneratedOrdering;
+
+/**
+ * The boundaries between the output partitions of a global sort.
+ *
+ * <p>A row's position is its sort key followed by a tie-breaker, its (input partition, row index)
+ * pair. Since the tie-breaker makes every row distinct, boundaries drawn from a sample split even
+ * a key that fills most of the input, or an input whose keys are all equal, across output
+ * partitions; and since the key comes first, every row of output partition {@code p} still sorts
+ * at or before every row of partition {@code p + 1}, whatever the tie-breakers are. That holds even
+ * when a recomputed input arrives in another order: balance may suffer, order cannot.
+ */
+final class RangeBounds implements Serializable {
+  private static final long serialVersionUID = 1L;
+
+  /** One sampled (or bounding) row: its key words, its row when keys are truncated, its place. */
+  static final class Point implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    final long[] words;
+    /** The row, kept only when the layout needs exact tie-breaking. */
+    final UnsafeRow row;
+    final int partition;
+    final long index;
+    /** How many input rows this sample stands for. */
+    double weight;
+
+    Point(long[] words, UnsafeRow row, int partition, long index) {
+      this.words = words;
+      this.row = row;
+      this.partition = partition;
+      this.index = index;
+    }
+  }
+
+  /** What sampling one input partition found. */
+  static final class PartitionSample implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    final long numRows;
+    final long numBytes;
+    final List<Point> points;
+
+    PartitionSample(long numRows, long numBytes, List<Point> points) {
+      this.numRows = numRows;
+      this.numBytes = numBytes;
+      this.points = points;
+    }
+  }
+
+  private final Point[] bounds;
+  private final boolean exact;
+
+  private RangeBounds(Point[] bounds, boolean exact) {
+    this.bounds = bounds;
+    this.exact = exact;
+  }
+
+  int numPartitions() {
+    return bounds.length + 1;
+  }
+
+  /**
+   * Samples up to {@code sampleSize} rows of one input partition uniformly (reservoir sampling,
+   * seeded by the partition index so a retried task samples the same rows).
+   */
+  static PartitionSample sample(Iterator<InternalRow> rows, int partition, int sampleSize,
+      PartitionSorter sorter) {
+    Random random = new Random(0x9E3779B97F4A7C15L * (partition + 1));
+    List<UnsafeRow> reservoir = new ArrayList<>();
+    long[] indices = new long[sampleSize];
+    long n = 0;
+    long bytes = 0;
+    while (rows.hasNext()) {
+      UnsafeRow row = sorter.asUnsafe(rows.next());
+      bytes += row.getSizeInBytes();
+      if (reservoir.size() < sampleSize) {
+        indices[reservoir.size()] = n;
+        reservoir.add(row.copy());
+      } else {
+        long slot = (long) (random.nextDouble() * (n + 1));
+        if (slot < sampleSize) {
+          reservoir.set((int) slot, row.copy());
+          indices[(int) slot] = n;
+        }
+      }
+      n++;
+    }
+    boolean exact = sorter.encoder().layout().needsTieBreak();
+    List<Point> points = new ArrayList<>(reservoir.size());
+    for (int i = 0; i < reservoir.size(); i++) {
+      long[] words = new long[sorter.encoder().layout().numWords()];
+      sorter.encoder().encode(reservoir.get(i), words);
+      points.add(new Point(words, exact ? reservoir.get(i) : null, partition, indices[i]));
+    }
+    return new PartitionSample(n, bytes, points);
+  }
+
+  /**
+   * Chooses boundaries that split the sampled rows, weighted by how many rows each stands for,
+   * into {@code numPartitions} parts of about equal weight.
+   */
+  static RangeBounds choose(List<PartitionSample> samples, int numPartitions, boolean exact,
+      LazilyGeneratedOrdering ordering) {
+    List<Point> points = new ArrayList<>();
+    double totalWeight = 0;
+    for (PartitionSample s : samples) {
+      for (Point p : s.points) {
+        p.weight = (double) s.numRows / s.points.size();
+        points.add(p);
+      }
+      totalWeight += s.numRows;
+    }
+    Comparator<Point> byPosition = (a, b) -> comparePoints(a, b, exact, ordering);
+    points.sort(byPosition);
+    List<Point> chosen = new ArrayList<>();
+    double step = totalWeight / numPartitions;
+    double cumulative = 0;
+    double target = step;
+    for (int i = 0; i < points.size() && chosen.size() < numPartitions - 1; i++) {
+      cumulative += points.get(i).weight;
+      if (cumulative >= target) {
+        chosen.add(points.get(i));
+        target += step;
+      }
+    }
+    return new RangeBounds(chosen.toArray(new Point[0]), exact);
+  }
+
+  /**
+   * The output partition of a row: the first whose upper bound is at or after the row's position.
+   */
+  int partitionOf(long[] words, UnsafeRow row, int partition, long index,
+      LazilyGeneratedOrdering ordering) {
+    int lo = 0;
+    int hi = bounds.length;
+    while (lo < hi) {
+      int mid = (lo + hi) >>> 1;
+      if (compareToPoint(words, row, partition, index, bounds[mid], ordering) <= 0) {
+        hi = mid;
+      } else {
+        lo = mid + 1;
+      }
+    }
+    return lo;
+  }
+
+  /**
+   * The partition of a row known to sort at or after the row that went to {@code from}: a walk
+   * forward, for rows arriving in sorted order.
+   */
+  int partitionAtOrAfter(int from, long[] words, UnsafeRow row, int partition, long index,
+      LazilyGeneratedOrdering ordering) {
+    int p = from;
+    while (p < bounds.length
+        && compareToPoint(words, row, partition, index, bounds[p], ordering) > 0) {
+      p++;
+    }
+    return p;
+  }
+
+  private int compareToPoint(long[] words, UnsafeRow row, int partition, long index, Point b,
+      LazilyGeneratedOrdering ordering) {
+    int c = compareWords(words, b.words);
+    if (c != 0) {
+      return c;
+    }
+    if (exact) {
+      c = ordering.compare(row, b.row);
+      if (c != 0) {
+        return c;
+      }
+    }
+    c = Integer.compare(partition, b.partition);
+    return c != 0 ? c : Long.compare(index, b.index);
+  }
+
+  private static int comparePoints(Point a, Point b, boolean exact,
+      LazilyGeneratedOrdering ordering) {
+    int c = compareWords(a.words, b.words);
+    if (c == 0 && exact) {
+      c = ordering.compare(a.row, b.row);
+    }
+    if (c == 0) {
+      c = Integer.compare(a.partition, b.partition);
+    }
+    return c != 0 ? c : Long.compare(a.index, b.index);
+  }
+
+  static int compareWords(long[] a, long[] b) {
+    int mismatch = Arrays.mismatch(a, b);
+    return mismatch < 0 ? 0 : Long.compareUnsigned(a[mismatch], b[mismatch]);
+  }
+}

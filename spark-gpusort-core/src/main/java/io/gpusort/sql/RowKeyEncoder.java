@@ -1,0 +1,143 @@
+package io.gpusort.sql;
+
+import io.gpusort.keys.KeyField;
+import io.gpusort.keys.KeyKind;
+import io.gpusort.keys.KeyLayout;
+import io.gpusort.keys.OrderedBits;
+import java.nio.ByteOrder;
+import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+import org.apache.spark.unsafe.Platform;
+
+/**
+ * Encodes the sort key of an {@link UnsafeRow} into the words of a {@link KeyLayout}. One instance
+ * per task: it reuses its projection and scratch state.
+ */
+final class RowKeyEncoder {
+  private static final boolean LITTLE_ENDIAN = ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN;
+
+  private final KeyLayout layout;
+  private final int numFields;
+  private final KeyKind[] kinds;
+  private final int[] ordinals;
+  private final int[] offsets;
+  private final boolean[] descending;
+  private final boolean[] nullsFirst;
+  private final boolean[] nullable;
+  private final int[] valueBits;
+  private final UnsafeProjection projection;
+
+  RowKeyEncoder(KeySpec spec) {
+    this.layout = spec.layout;
+    this.numFields = layout.numFields();
+    this.kinds = new KeyKind[numFields];
+    this.offsets = new int[numFields];
+    this.descending = new boolean[numFields];
+    this.nullsFirst = new boolean[numFields];
+    this.nullable = new boolean[numFields];
+    this.valueBits = new int[numFields];
+    for (int i = 0; i < numFields; i++) {
+      KeyField f = layout.field(i);
+      kinds[i] = f.kind();
+      offsets[i] = layout.bitOffset(i);
+      descending[i] = f.descending();
+      nullsFirst[i] = f.nullsFirst();
+      nullable[i] = f.nullable();
+      valueBits[i] = f.valueBits();
+    }
+    this.ordinals = spec.ordinals.clone();
+    this.projection = spec.keyProjection == null ? null : UnsafeProjection.create(spec.keyProjection);
+  }
+
+  KeyLayout layout() {
+    return layout;
+  }
+
+  /** Writes the key of {@code row} into {@code words} (length {@code layout.numWords()}). */
+  void encode(UnsafeRow row, long[] words) {
+    java.util.Arrays.fill(words, 0L);
+    UnsafeRow source = projection == null ? row : projection.apply(row);
+    for (int i = 0; i < numFields; i++) {
+      int ordinal = ordinals[i];
+      int pos = offsets[i];
+      if (nullable[i]) {
+        boolean isNull = source.isNullAt(ordinal);
+        KeyLayout.putBits(words, pos, 1, isNull ^ nullsFirst[i] ? 1 : 0);
+        pos++;
+        if (isNull) {
+          continue;
+        }
+      }
+      encodeValue(source, i, ordinal, pos, words);
+    }
+  }
+
+  private void encodeValue(UnsafeRow row, int field, int ordinal, int pos, long[] words) {
+    boolean desc = descending[field];
+    switch (kinds[field]) {
+      case NULL -> { }
+      case BOOLEAN -> putFixed(words, pos, 1, OrderedBits.ofBoolean(row.getBoolean(ordinal)), desc);
+      case BYTE -> putFixed(words, pos, 8, OrderedBits.ofByte(row.getByte(ordinal)), desc);
+      case SHORT -> putFixed(words, pos, 16, OrderedBits.ofShort(row.getShort(ordinal)), desc);
+      case INT -> putFixed(words, pos, 32, OrderedBits.ofInt(row.getInt(ordinal)), desc);
+      case LONG -> putFixed(words, pos, 64, OrderedBits.ofLong(row.getLong(ordinal)), desc);
+      case FLOAT -> putFixed(words, pos, 32, OrderedBits.ofFloat(row.getFloat(ordinal)), desc);
+      case DOUBLE -> putFixed(words, pos, 64, OrderedBits.ofDouble(row.getDouble(ordinal)), desc);
+      case INT128 -> putInt128(row, ordinal, pos, words, desc);
+      case BYTES -> putBytesPrefix(row, ordinal, pos, valueBits[field] >>> 3, words, desc);
+      default -> throw new IllegalStateException("unknown key kind " + kinds[field]);
+    }
+  }
+
+  private static void putFixed(long[] words, int pos, int width, long value, boolean desc) {
+    KeyLayout.putBits(words, pos, width, desc ? ~value & KeyLayout.mask(width) : value);
+  }
+
+  /** A decimal of more than 18 digits: UnsafeRow holds its unscaled value's two's complement bytes. */
+  private static void putInt128(UnsafeRow row, int ordinal, int pos, long[] words, boolean desc) {
+    long offsetAndSize = row.getLong(ordinal);
+    int size = (int) offsetAndSize;
+    long address = row.getBaseOffset() + (offsetAndSize >>> 32);
+    Object base = row.getBaseObject();
+    long high = 0;
+    long low = 0;
+    if (size > 0 && Platform.getByte(base, address) < 0) {
+      high = -1L;
+      low = -1L;
+    }
+    for (int i = 0; i < size; i++) {
+      high = (high << 8) | (low >>> 56);
+      low = (low << 8) | (Platform.getByte(base, address + i) & 0xFFL);
+    }
+    long orderedHigh = OrderedBits.ofInt128High(high);
+    putFixed(words, pos, 64, orderedHigh, desc);
+    putFixed(words, pos + 64, 64, low, desc);
+  }
+
+  private static void putBytesPrefix(UnsafeRow row, int ordinal, int pos, int prefixBytes,
+      long[] words, boolean desc) {
+    long offsetAndSize = row.getLong(ordinal);
+    int size = (int) offsetAndSize;
+    long address = row.getBaseOffset() + (offsetAndSize >>> 32);
+    Object base = row.getBaseObject();
+    for (int start = 0; start < prefixBytes; start += 8) {
+      int chunkBytes = Math.min(8, prefixBytes - start);
+      long chunk = readBigEndian(base, address + start, Math.max(0, Math.min(8, size - start)));
+      int width = 8 * chunkBytes;
+      putFixed(words, pos + 8 * start, width, chunk >>> (64 - width), desc);
+    }
+  }
+
+  /** Up to 8 bytes at {@code address} as the top bytes of a big-endian long, zero-padded. */
+  private static long readBigEndian(Object base, long address, int available) {
+    if (available == 8) {
+      long raw = Platform.getLong(base, address);
+      return LITTLE_ENDIAN ? Long.reverseBytes(raw) : raw;
+    }
+    long word = 0;
+    for (int i = 0; i < available; i++) {
+      word |= (Platform.getByte(base, address + i) & 0xFFL) << (56 - 8 * i);
+    }
+    return word;
+  }
+}

@@ -1,0 +1,191 @@
+package io.gpusort.sql;
+
+import io.gpusort.config.GpuSortConf.GlobalMode;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.List;
+import java.util.NoSuchElementException;
+import org.apache.spark.Partitioner;
+import org.apache.spark.api.java.JavaRDD;
+import org.apache.spark.rdd.RDD;
+import org.apache.spark.rdd.ShuffledRDD;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+import org.apache.spark.sql.execution.UnsafeRowSerializer;
+import scala.Product2;
+import scala.Tuple2;
+import scala.reflect.ClassTag;
+import scala.reflect.ClassTag$;
+
+/**
+ * The RDD pipelines behind the sort node: a local sort of each partition, and the two global sorts
+ * (range-shuffle then sort; or sort, range-shuffle the sorted runs, then merge).
+ */
+final class SortPipelines {
+  /** Spark's cap on the rows sampled for range boundaries, kept here for the same reason. */
+  private static final int MAX_SAMPLE_ROWS = 1_000_000;
+
+  private SortPipelines() {}
+
+  /** Sorts each partition of {@code input}; the partitioning is unchanged. */
+  static RDD<InternalRow> sortWithinPartitions(RDD<InternalRow> input, SortPlan plan) {
+    return input.toJavaRDD().mapPartitions(rows -> sortPartition(plan, rows), true).rdd();
+  }
+
+  /** Orders the whole of {@code input}: partition {@code p}'s rows all sort before {@code p+1}'s. */
+  static RDD<InternalRow> sortGlobally(RDD<InternalRow> input, SortPlan plan) {
+    RangeBounds bounds = computeBounds(input, plan);
+    int numOutput = plan.outputPartitions > 0 ? plan.outputPartitions : bounds.numPartitions();
+    JavaRDD<Tuple2<Integer, InternalRow>> keyed;
+    if (plan.globalMode == GlobalMode.MERGE) {
+      keyed = input.toJavaRDD().mapPartitionsWithIndex(
+          (partition, rows) -> sortAndRoute(plan, bounds, partition, rows), false);
+    } else {
+      keyed = input.toJavaRDD().mapPartitionsWithIndex(
+          (partition, rows) -> route(plan, bounds, partition, rows), false);
+    }
+    JavaRDD<Product2<Integer, InternalRow>> shuffled = shuffle(keyed, numOutput, plan);
+    if (plan.globalMode == GlobalMode.MERGE) {
+      return shuffled.mapPartitions(rows -> mergePartition(plan, values(rows)), false).rdd();
+    }
+    return shuffled.mapPartitions(rows -> sortPartition(plan, values(rows)), false).rdd();
+  }
+
+  private static Iterator<InternalRow> sortPartition(SortPlan plan, Iterator<InternalRow> input) {
+    PartitionSorter sorter = new PartitionSorter(plan);
+    RowBuffer rows = sorter.buffer(input);
+    return PartitionSorter.iterate(rows, sorter.sortedOrder(rows));
+  }
+
+  private static Iterator<InternalRow> mergePartition(SortPlan plan, Iterator<InternalRow> input) {
+    PartitionSorter sorter = new PartitionSorter(plan);
+    RowBuffer rows = sorter.buffer(input);
+    return PartitionSorter.iterate(rows, sorter.mergedOrder(rows));
+  }
+
+  /** Tags each input row with its output partition, streaming. */
+  private static Iterator<Tuple2<Integer, InternalRow>> route(SortPlan plan, RangeBounds bounds,
+      int partition, Iterator<InternalRow> input) {
+    PartitionSorter sorter = new PartitionSorter(plan);
+    long[] words = new long[plan.keys.layout.numWords()];
+    return new Iterator<>() {
+      private long index;
+
+      @Override
+      public boolean hasNext() {
+        return input.hasNext();
+      }
+
+      @Override
+      public Tuple2<Integer, InternalRow> next() {
+        UnsafeRow row = sorter.asUnsafe(input.next());
+        sorter.encoder().encode(row, words);
+        int target = bounds.partitionOf(words, row, partition, index++, sorter.ordering());
+        return new Tuple2<>(target, row);
+      }
+    };
+  }
+
+  /** Sorts the input partition on the engine, then tags each row, in order, with its output. */
+  private static Iterator<Tuple2<Integer, InternalRow>> sortAndRoute(SortPlan plan,
+      RangeBounds bounds, int partition, Iterator<InternalRow> input) {
+    PartitionSorter sorter = new PartitionSorter(plan);
+    RowBuffer rows = sorter.buffer(input);
+    int[] order = sorter.sortedOrder(rows);
+    UnsafeRow row = rows.newRow();
+    long[] words = new long[plan.keys.layout.numWords()];
+    return new Iterator<>() {
+      private int next;
+
+      @Override
+      public boolean hasNext() {
+        return next < order.length;
+      }
+
+      @Override
+      public Tuple2<Integer, InternalRow> next() {
+        if (next >= order.length) {
+          throw new NoSuchElementException();
+        }
+        int index = order[next++];
+        rows.pointTo(row, index);
+        sorter.encoder().encode(row, words);
+        int target = bounds.partitionOf(words, row, partition, index, sorter.ordering());
+        return new Tuple2<>(target, row);
+      }
+    };
+  }
+
+  private static RangeBounds computeBounds(RDD<InternalRow> input, SortPlan plan) {
+    int numInput = Math.max(1, input.getNumPartitions());
+    int maxOutput = plan.outputPartitions > 0 ? plan.outputPartitions : plan.maxAutoPartitions;
+    long sampleRows = Math.min((long) plan.sampleRowsPerPartition * maxOutput, MAX_SAMPLE_ROWS);
+    int perPartition = (int) Math.min(MAX_SAMPLE_ROWS, Math.ceil(3.0 * sampleRows / numInput));
+    List<RangeBounds.PartitionSample> samples = input.toJavaRDD().mapPartitionsWithIndex(
+        (partition, rows) -> Collections.singletonList(RangeBounds.sample(rows, partition,
+            perPartition, new PartitionSorter(plan))).iterator(), false).collect();
+    long totalRows = 0;
+    long totalBytes = 0;
+    for (RangeBounds.PartitionSample s : samples) {
+      totalRows += s.numRows;
+      totalBytes += s.numBytes;
+    }
+    int numOutput = plan.outputPartitions;
+    if (numOutput == 0) {
+      long bySize = (totalBytes + plan.advisoryPartitionBytes - 1) / plan.advisoryPartitionBytes;
+      numOutput = (int) Math.max(1, Math.min(bySize, plan.maxAutoPartitions));
+    }
+    PartitionSorter driverSide = new PartitionSorter(plan);
+    return RangeBounds.choose(new ArrayList<>(samples), totalRows == 0 ? 1 : numOutput,
+        plan.keys.layout.needsTieBreak(), driverSide.ordering());
+  }
+
+  private static JavaRDD<Product2<Integer, InternalRow>> shuffle(
+      JavaRDD<Tuple2<Integer, InternalRow>> keyed, int numPartitions, SortPlan plan) {
+    ClassTag<Object> any = ClassTag$.MODULE$.Any();
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    ShuffledRDD<Integer, InternalRow, InternalRow> shuffled = new ShuffledRDD(keyed.rdd(),
+        new PartitionIdPassThrough(numPartitions), any, any, any);
+    // Rows are serialized as they are written (UnsafeRowSerializer relocates), so the reused row
+    // objects of the map side need no copy.
+    shuffled.setSerializer(new UnsafeRowSerializer(plan.numFields(), null));
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    JavaRDD<Product2<Integer, InternalRow>> result = (JavaRDD) shuffled.toJavaRDD();
+    return result;
+  }
+
+  private static Iterator<InternalRow> values(Iterator<Product2<Integer, InternalRow>> pairs) {
+    return new Iterator<>() {
+      @Override
+      public boolean hasNext() {
+        return pairs.hasNext();
+      }
+
+      @Override
+      public InternalRow next() {
+        return pairs.next()._2();
+      }
+    };
+  }
+
+  /** The shuffle's partitioner: the map side already computed each row's partition. */
+  static final class PartitionIdPassThrough extends Partitioner {
+    private static final long serialVersionUID = 1L;
+    private final int numPartitions;
+
+    PartitionIdPassThrough(int numPartitions) {
+      this.numPartitions = numPartitions;
+    }
+
+    @Override
+    public int numPartitions() {
+      return numPartitions;
+    }
+
+    @Override
+    public int getPartition(Object key) {
+      return (Integer) key;
+    }
+  }
+}

@@ -1,0 +1,42 @@
+package io.gpusort.sql;
+
+import io.gpusort.config.GpuSortConf;
+import io.gpusort.config.GpuSortConf.EngineChoice;
+import io.gpusort.config.GpuSortConf.GlobalMode;
+import java.io.Serializable;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * One sort as the executors run it: the key spec, the input schema, and the configuration values
+ * read on the driver when the plan was built.
+ */
+final class SortPlan implements Serializable {
+  private static final long serialVersionUID = 1L;
+
+  final KeySpec keys;
+  final StructType inputSchema;
+  final EngineChoice engine;
+  final long chunkBytes;
+  final GlobalMode globalMode;
+  final int outputPartitions;
+  final int sampleRowsPerPartition;
+  final int maxAutoPartitions;
+  final long advisoryPartitionBytes;
+
+  SortPlan(KeySpec keys, StructType inputSchema, GpuSortConf conf, int maxAutoPartitions,
+      long advisoryPartitionBytes) {
+    this.keys = keys;
+    this.inputSchema = inputSchema;
+    this.engine = conf.get(GpuSortConf.ENGINE);
+    this.chunkBytes = conf.get(GpuSortConf.CHUNK_BYTES);
+    this.globalMode = conf.get(GpuSortConf.GLOBAL_MODE);
+    this.outputPartitions = conf.get(GpuSortConf.OUTPUT_PARTITIONS);
+    this.sampleRowsPerPartition = conf.get(GpuSortConf.SAMPLE_ROWS_PER_PARTITION);
+    this.maxAutoPartitions = maxAutoPartitions;
+    this.advisoryPartitionBytes = advisoryPartitionBytes;
+  }
+
+  int numFields() {
+    return inputSchema.size();
+  }
+}

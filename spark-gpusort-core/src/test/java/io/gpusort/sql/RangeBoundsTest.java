@@ -1,0 +1,278 @@
+package io.gpusort.sql;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.gpusort.config.GpuSortConf;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.function.Function;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.AttributeReference;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.Metadata;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.unsafe.types.UTF8String;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * Checks {@link RangeBounds} on real {@link UnsafeRow}s, for a long key (an exact layout) and a
+ * string key with a 4-byte prefix (a layout that needs exact tie-breaking): sampling 4 input
+ * partitions of 10,000 rows and choosing 8 output partitions must balance all-equal keys and a
+ * heavy key thanks to the (partition, index) tie-breaker, must route rows in sorted order to
+ * non-decreasing partitions, and must give one partition for an empty input.
+ *
+ * <p>Seeded from {@code gpusort.test.seed} when set, randomly otherwise; failures name the seed.
+ */
+class RangeBoundsTest {
+  private static final long SEED = baseSeed();
+  private static final int INPUT_PARTITIONS = 4;
+  private static final int ROWS_PER_PARTITION = 10_000;
+  private static final int OUTPUT_PARTITIONS = 8;
+  private static final int STRING_PREFIX_BYTES = 4;
+  private static final String SHARED_PREFIX = "same-prefix/";
+
+  /** The key column's type, and how a key of the test's choosing becomes a Spark value. */
+  enum KeyType {
+    LONG(DataTypes.LongType, k -> k),
+    STRING(DataTypes.StringType, k -> UTF8String.fromString(SHARED_PREFIX + k));
+
+    final DataType type;
+    final Function<Long, Object> value;
+
+    KeyType(DataType type, Function<Long, Object> value) {
+      this.type = type;
+      this.value = value;
+    }
+  }
+
+  /** A sort on one key column, with everything RangeBounds needs. */
+  private static final class Fixture {
+    final PartitionSorter sorter;
+    final UnsafeProjection toUnsafe;
+    final boolean exact;
+
+    Fixture(KeyType keyType) {
+      AttributeReference key = RowKeyEncoderTest.attribute("k", keyType.type, true);
+      AttributeReference payload = RowKeyEncoderTest.attribute("v", DataTypes.IntegerType, false);
+      StructType schema = new StructType(new StructField[] {
+          new StructField("k", keyType.type, true, Metadata.empty()),
+          new StructField("v", DataTypes.IntegerType, false, Metadata.empty())});
+      KeySpec spec = KeySpec.of(List.of(RowKeyEncoderTest.sortOrder(key, false, true)),
+          CollectionConverters.asScala(List.<Attribute>of(key, payload)).toList(),
+          STRING_PREFIX_BYTES);
+      SortPlan plan = new SortPlan(spec, schema, GpuSortConf.of(Map.of()), OUTPUT_PARTITIONS,
+          64L << 20);
+      this.sorter = new PartitionSorter(plan);
+      this.toUnsafe = UnsafeProjection.create(schema);
+      this.exact = spec.layout.needsTieBreak();
+    }
+
+    UnsafeRow row(KeyType keyType, Long key, int payload) {
+      Object value = key == null ? null : keyType.value.apply(key);
+      return toUnsafe.apply(new GenericInternalRow(new Object[] {value, payload})).copy();
+    }
+
+    /** Samples every input partition and chooses bounds, as the driver would. */
+    RangeBounds bounds(List<List<UnsafeRow>> input, int numPartitions) {
+      int sampleRowsPerPartition = (int) Math.ceil(3.0
+          * GpuSortConf.SAMPLE_ROWS_PER_PARTITION.defaultValue() * numPartitions / input.size());
+      List<RangeBounds.PartitionSample> samples = new ArrayList<>();
+      for (int p = 0; p < input.size(); p++) {
+        samples.add(RangeBounds.sample(iterator(input.get(p)), p, sampleRowsPerPartition,
+            sorter));
+      }
+      return RangeBounds.choose(samples, numPartitions, exact, sorter.ordering());
+    }
+
+    int partitionOf(RangeBounds bounds, UnsafeRow row, int partition, long index) {
+      long[] words = new long[sorter.encoder().layout().numWords()];
+      sorter.encoder().encode(row, words);
+      return bounds.partitionOf(words, row, partition, index, sorter.ordering());
+    }
+
+    /** Rows per output partition. */
+    long[] counts(RangeBounds bounds, List<List<UnsafeRow>> input) {
+      long[] counts = new long[bounds.numPartitions()];
+      for (int p = 0; p < input.size(); p++) {
+        for (int i = 0; i < input.get(p).size(); i++) {
+          counts[partitionOf(bounds, input.get(p).get(i), p, i)]++;
+        }
+      }
+      return counts;
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(KeyType.class)
+  void allEqualKeysAreSpreadByTheTieBreaker(KeyType keyType) {
+    Fixture fixture = new Fixture(keyType);
+    List<List<UnsafeRow>> input = input(fixture, keyType, (random, p, i) -> 7L);
+    RangeBounds bounds = fixture.bounds(input, OUTPUT_PARTITIONS);
+    assertEquals(OUTPUT_PARTITIONS, bounds.numPartitions());
+    long total = (long) INPUT_PARTITIONS * ROWS_PER_PARTITION;
+    long[] counts = fixture.counts(bounds, input);
+    for (long c : counts) {
+      if (c < total * 5 / 100 || c > total * 25 / 100) {
+        fail(keyType + ": rows per output partition " + Arrays.toString(counts)
+            + ", each should hold 5% to 25% of " + total + seedText());
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(KeyType.class)
+  void aHeavyKeyIsSplitAcrossPartitions(KeyType keyType) {
+    Fixture fixture = new Fixture(keyType);
+    List<List<UnsafeRow>> input = input(fixture, keyType,
+        (random, p, i) -> random.nextInt(10) < 6 ? 1_000_000L : random.nextLong(2_000_000L));
+    RangeBounds bounds = fixture.bounds(input, OUTPUT_PARTITIONS);
+    long total = (long) INPUT_PARTITIONS * ROWS_PER_PARTITION;
+    long fairShare = total / OUTPUT_PARTITIONS;
+    long[] counts = fixture.counts(bounds, input);
+    assertEquals(total, Arrays.stream(counts).sum());
+    for (long c : counts) {
+      if (c > 2 * fairShare) {
+        fail(keyType + ": rows per output partition " + Arrays.toString(counts)
+            + ", none should hold more than twice the fair share " + fairShare + seedText());
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(KeyType.class)
+  void rowsInSortedOrderGoToNonDecreasingPartitions(KeyType keyType) {
+    Fixture fixture = new Fixture(keyType);
+    // Few distinct keys and some nulls, so that the tie-breaker decides most boundaries.
+    List<List<UnsafeRow>> input = input(fixture, keyType, (random, p, i) ->
+        random.nextInt(20) == 0 ? null : random.nextInt(4) == 0 ? random.nextLong(1L << 40)
+            : (long) random.nextInt(12));
+    RangeBounds bounds = fixture.bounds(input, OUTPUT_PARTITIONS);
+    List<long[]> positions = new ArrayList<>();
+    for (int p = 0; p < input.size(); p++) {
+      for (int i = 0; i < input.get(p).size(); i++) {
+        positions.add(new long[] {p, i});
+      }
+    }
+    Comparator<long[]> sparkOrder = (a, b) -> {
+      int c = fixture.sorter.ordering().compare(input.get((int) a[0]).get((int) a[1]),
+          input.get((int) b[0]).get((int) b[1]));
+      if (c != 0) {
+        return c;
+      }
+      c = Long.compare(a[0], b[0]);
+      return c != 0 ? c : Long.compare(a[1], b[1]);
+    };
+    positions.sort(sparkOrder);
+    long[] words = new long[fixture.sorter.encoder().layout().numWords()];
+    int previous = 0;
+    int walked = 0;
+    for (long[] pos : positions) {
+      UnsafeRow row = input.get((int) pos[0]).get((int) pos[1]);
+      int partition = fixture.partitionOf(bounds, row, (int) pos[0], pos[1]);
+      if (partition < previous) {
+        fail(keyType + ": row " + row + " at (" + pos[0] + ", " + pos[1] + ") goes to partition "
+            + partition + " after a row that went to " + previous + seedText());
+      }
+      fixture.sorter.encoder().encode(row, words);
+      walked = bounds.partitionAtOrAfter(walked, words, row, (int) pos[0], pos[1],
+          fixture.sorter.ordering());
+      assertEquals(partition, walked, "partitionAtOrAfter disagrees with partitionOf"
+          + seedText());
+      previous = partition;
+    }
+    assertEquals(OUTPUT_PARTITIONS - 1, previous, "the last row should reach the last partition");
+  }
+
+  @ParameterizedTest
+  @EnumSource(KeyType.class)
+  void emptyInputGivesOnePartition(KeyType keyType) {
+    Fixture fixture = new Fixture(keyType);
+    List<List<UnsafeRow>> input = new ArrayList<>();
+    for (int p = 0; p < INPUT_PARTITIONS; p++) {
+      input.add(Collections.emptyList());
+    }
+    for (int requested : new int[] {1, OUTPUT_PARTITIONS}) {
+      RangeBounds bounds = fixture.bounds(input, requested);
+      assertEquals(1, bounds.numPartitions(), "requested " + requested);
+      assertEquals(0, fixture.partitionOf(bounds, fixture.row(keyType, 3L, 0), 0, 0));
+      assertEquals(0, fixture.partitionOf(bounds, fixture.row(keyType, null, 0), 2, 5));
+    }
+    assertEquals(1, RangeBounds.choose(List.of(), OUTPUT_PARTITIONS, fixture.exact,
+        fixture.sorter.ordering()).numPartitions());
+  }
+
+  @ParameterizedTest
+  @EnumSource(KeyType.class)
+  void sampleCountsEveryRowAndKeepsRowsOnlyWhenExact(KeyType keyType) {
+    Fixture fixture = new Fixture(keyType);
+    assertEquals(keyType == KeyType.STRING, fixture.exact);
+    List<List<UnsafeRow>> input = input(fixture, keyType, (random, p, i) -> (long) i);
+    RangeBounds.PartitionSample sample = RangeBounds.sample(iterator(input.get(1)), 1, 50,
+        fixture.sorter);
+    assertEquals(ROWS_PER_PARTITION, sample.numRows);
+    assertEquals(input.get(1).stream().mapToLong(UnsafeRow::getSizeInBytes).sum(),
+        sample.numBytes);
+    assertEquals(50, sample.points.size());
+    long[] seenIndex = sample.points.stream().mapToLong(pt -> pt.index).distinct().toArray();
+    assertEquals(50, seenIndex.length, "sampled indices must be distinct");
+    for (RangeBounds.Point point : sample.points) {
+      assertEquals(1, point.partition);
+      assertTrue(point.index >= 0 && point.index < ROWS_PER_PARTITION);
+      assertEquals(fixture.exact, point.row != null);
+      // The point's key is the key of the row at its index.
+      long[] words = new long[point.words.length];
+      fixture.sorter.encoder().encode(input.get(1).get((int) point.index), words);
+      assertTrue(Arrays.equals(words, point.words), "point at index " + point.index);
+    }
+  }
+
+  /** How the test picks the key of row {@code index} of input partition {@code partition}. */
+  private interface KeyChoice {
+    Long key(SplittableRandom random, int partition, int index);
+  }
+
+  private static List<List<UnsafeRow>> input(Fixture fixture, KeyType keyType, KeyChoice keys) {
+    SplittableRandom random = new SplittableRandom(SEED);
+    List<List<UnsafeRow>> input = new ArrayList<>();
+    for (int p = 0; p < INPUT_PARTITIONS; p++) {
+      List<UnsafeRow> rows = new ArrayList<>(ROWS_PER_PARTITION);
+      for (int i = 0; i < ROWS_PER_PARTITION; i++) {
+        rows.add(fixture.row(keyType, keys.key(random, p, i), i));
+      }
+      input.add(rows);
+    }
+    return input;
+  }
+
+  private static Iterator<InternalRow> iterator(List<UnsafeRow> rows) {
+    return new ArrayList<InternalRow>(rows).iterator();
+  }
+
+  private static long baseSeed() {
+    String property = System.getProperty("gpusort.test.seed");
+    if (property != null && !property.isBlank()) {
+      return Long.decode(property.trim());
+    }
+    return new SplittableRandom().nextLong();
+  }
+
+  private static String seedText() {
+    return " (seed " + SEED + "; rerun with -Dgpusort.test.seed=" + SEED + ")";
+  }
+}

@@ -1,0 +1,451 @@
+package io.gpusort.sql;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import io.gpusort.keys.KeyKind;
+import io.gpusort.keys.KeyLayout;
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.apache.spark.sql.catalyst.expressions.Ascending$;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.AttributeReference;
+import org.apache.spark.sql.catalyst.expressions.BoundReference;
+import org.apache.spark.sql.catalyst.expressions.Descending$;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.expressions.InterpretedOrdering;
+import org.apache.spark.sql.catalyst.expressions.InterpretedUnsafeProjection;
+import org.apache.spark.sql.catalyst.expressions.Length;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression$;
+import org.apache.spark.sql.catalyst.expressions.NullsFirst$;
+import org.apache.spark.sql.catalyst.expressions.NullsLast$;
+import org.apache.spark.sql.catalyst.expressions.SortOrder;
+import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.Decimal;
+import org.apache.spark.sql.types.Metadata;
+import org.apache.spark.sql.types.StringType;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.unsafe.types.UTF8String;
+import org.junit.jupiter.api.Test;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * Checks {@link RowKeyEncoder} against Spark's own ordering: rows of every supported type, built
+ * as real {@link UnsafeRow}s from Spark's internal values, are encoded, and the unsigned word-wise
+ * comparison of every pair of encodings must agree with an {@link InterpretedOrdering} over the
+ * same sort orders. Where the layout is exact (no truncated string or binary prefix) the signs
+ * must be equal; where it needs a tie-break, a strict difference of encodings must be a strict
+ * difference in Spark's order, in the same direction, and only equal encodings may hide a
+ * difference.
+ *
+ * <p>Seeded from {@code gpusort.test.seed} when set, randomly otherwise; failures name the seed.
+ */
+class RowKeyEncoderTest {
+  private static final long SEED = baseSeed();
+  private static final int[] PREFIX_BYTES = {1, 3, 8, 9, 16, 24};
+  /** Longer than every prefix tried, so that strings sharing it tie in their encodings. */
+  private static final String SHARED_PREFIX = "a-shared-prefix-of-thirty-bytes/";
+
+  /** The Spark types under test, with how to make a random internal value of each. */
+  private enum Col {
+    BOOLEAN(DataTypes.BooleanType), BYTE(DataTypes.ByteType), SHORT(DataTypes.ShortType),
+    INT(DataTypes.IntegerType), LONG(DataTypes.LongType), FLOAT(DataTypes.FloatType),
+    DOUBLE(DataTypes.DoubleType), DATE(DataTypes.DateType), TIMESTAMP(DataTypes.TimestampType),
+    TIMESTAMP_NTZ(DataTypes.TimestampNTZType), DEC_10_2(DataTypes.createDecimalType(10, 2)),
+    DEC_18_0(DataTypes.createDecimalType(18, 0)), DEC_38_6(DataTypes.createDecimalType(38, 6)),
+    DEC_20_0(DataTypes.createDecimalType(20, 0)), STRING(DataTypes.StringType),
+    BINARY(DataTypes.BinaryType), NULL(DataTypes.NullType);
+
+    final DataType type;
+
+    Col(DataType type) {
+      this.type = type;
+    }
+  }
+
+  /** One sort column of a case: its type, direction, null order, nullability, value spread. */
+  private record Key(Col col, boolean descending, boolean nullsFirst, boolean nullable,
+      boolean fewDistinct, boolean lengthOf) {
+    @Override
+    public String toString() {
+      return (lengthOf ? "length(" + col + ")" : col.toString()) + (descending ? " desc" : " asc")
+          + (nullsFirst ? " nulls first" : " nulls last") + (nullable ? "" : " not null")
+          + (fewDistinct ? " few-distinct" : "");
+    }
+  }
+
+  @Test
+  void everyTypeAloneInEveryDirection() {
+    SplittableRandom random = new SplittableRandom(SEED);
+    for (Col col : Col.values()) {
+      for (int variant = 0; variant < 8; variant++) {
+        boolean nullable = col == Col.NULL || (variant & 4) != 0;
+        Key key = new Key(col, (variant & 1) != 0, (variant & 2) != 0, nullable,
+            random.nextInt(3) == 0, false);
+        int prefixBytes = PREFIX_BYTES[random.nextInt(PREFIX_BYTES.length)];
+        checkCase(random.split(), List.of(key), prefixBytes, 100, "single " + variant);
+      }
+    }
+  }
+
+  @Test
+  void randomMultiColumnKeys() {
+    SplittableRandom random = new SplittableRandom(SEED + 1);
+    Col[] cols = Col.values();
+    for (int trial = 0; trial < 250; trial++) {
+      int numKeys = 1 + random.nextInt(3);
+      List<Key> keys = new ArrayList<>();
+      for (int i = 0; i < numKeys; i++) {
+        Col col = cols[random.nextInt(cols.length)];
+        boolean last = i == numKeys - 1;
+        // Leading columns with few distinct values make later columns decide the order.
+        keys.add(new Key(col, random.nextBoolean(), random.nextBoolean(),
+            col == Col.NULL || random.nextBoolean(), !last && random.nextInt(4) != 0, false));
+      }
+      int prefixBytes = PREFIX_BYTES[random.nextInt(PREFIX_BYTES.length)];
+      checkCase(random.split(), keys, prefixBytes, 80, "multi " + trial);
+    }
+  }
+
+  @Test
+  void bytesKeysWithSharedPrefixesAndAFollowingColumn() {
+    SplittableRandom random = new SplittableRandom(SEED + 2);
+    for (int trial = 0; trial < 40; trial++) {
+      Col first = random.nextBoolean() ? Col.STRING : Col.BINARY;
+      List<Key> keys = List.of(
+          new Key(Col.INT, random.nextBoolean(), random.nextBoolean(), true, true, false),
+          new Key(first, random.nextBoolean(), random.nextBoolean(), random.nextBoolean(),
+              random.nextBoolean(), false),
+          new Key(Col.LONG, random.nextBoolean(), random.nextBoolean(), true, false, false));
+      int prefixBytes = PREFIX_BYTES[random.nextInt(PREFIX_BYTES.length)];
+      KeySpec spec = checkCase(random.split(), keys, prefixBytes, 100, "bytes " + trial);
+      assertEquals(2, spec.layout.numFields(), "the column after the bytes key is dropped");
+      assertTrue(spec.layout.needsTieBreak());
+    }
+  }
+
+  @Test
+  void expressionKeysAreProjected() {
+    SplittableRandom random = new SplittableRandom(SEED + 3);
+    for (int trial = 0; trial < 20; trial++) {
+      List<Key> keys = List.of(
+          new Key(Col.LONG, random.nextBoolean(), random.nextBoolean(), true, true, false),
+          new Key(Col.STRING, random.nextBoolean(), random.nextBoolean(), true, false, true),
+          new Key(Col.DOUBLE, random.nextBoolean(), random.nextBoolean(), true, false, false));
+      KeySpec spec = checkCase(random.split(), keys, 16, 100, "expression " + trial);
+      assertFalse(spec.layout.needsTieBreak());
+      assertTrue(spec.keyProjection != null, "a non-column key needs a projection");
+    }
+  }
+
+  @Test
+  void unsupportedTypesAreRejected() {
+    assertNull(KeySpec.kindOf(DataTypes.createArrayType(DataTypes.IntegerType)));
+    assertNull(KeySpec.kindOf(StringType.apply("UNICODE_CI")));
+    assertEquals(KeyKind.BYTES, KeySpec.kindOf(StringType.apply("UTF8_BINARY")));
+    AttributeReference array = attribute("a", DataTypes.createArrayType(DataTypes.IntegerType),
+        true);
+    SortOrder order = sortOrder(array, false, true);
+    assertThrows(UnsupportedKeyException.class, () -> KeySpec.of(List.of(order),
+        CollectionConverters.asScala(List.<Attribute>of(array)).toList(), 16));
+  }
+
+  /** Builds rows for {@code keys}, encodes them and compares every pair against Spark. */
+  private static KeySpec checkCase(SplittableRandom random, List<Key> keys, int prefixBytes,
+      int numRows, String name) {
+    // The input row: one column per key plus a payload column at a random place, so that key
+    // ordinals differ from key positions.
+    List<AttributeReference> attributes = new ArrayList<>();
+    List<StructField> fields = new ArrayList<>();
+    int payloadAt = random.nextInt(keys.size() + 1);
+    int[] ordinalOfKey = new int[keys.size()];
+    for (int i = 0, k = 0; i <= keys.size(); i++) {
+      boolean payload = i == payloadAt;
+      Key key = payload ? null : keys.get(k);
+      DataType type = payload ? DataTypes.IntegerType : key.col.type;
+      boolean nullable = payload || key.nullable;
+      attributes.add(attribute("c" + i, type, nullable));
+      fields.add(new StructField("c" + i, type, nullable, Metadata.empty()));
+      if (!payload) {
+        ordinalOfKey[k++] = i;
+      }
+    }
+    List<SortOrder> orders = new ArrayList<>();
+    for (int k = 0; k < keys.size(); k++) {
+      Key key = keys.get(k);
+      Expression child = attributes.get(ordinalOfKey[k]);
+      if (key.lengthOf) {
+        child = new Length(child);
+      }
+      orders.add(sortOrder(child, key.descending, key.nullsFirst));
+    }
+    scala.collection.immutable.Seq<Attribute> input =
+        CollectionConverters.asScala(new ArrayList<Attribute>(attributes)).toList();
+    KeySpec spec = KeySpec.of(orders, input, prefixBytes);
+    RowKeyEncoder encoder = new RowKeyEncoder(spec);
+    InterpretedOrdering spark = new InterpretedOrdering(
+        CollectionConverters.asScala(orders).toList(), input);
+
+    Object[][] values = randomValues(random, keys, ordinalOfKey, fields.size(), numRows);
+    UnsafeProjection toUnsafe = toUnsafe(fields);
+    KeyLayout layout = encoder.layout();
+    UnsafeRow[] rows = new UnsafeRow[numRows];
+    long[][] encoded = new long[numRows][];
+    for (int r = 0; r < numRows; r++) {
+      rows[r] = toUnsafe.apply(new GenericInternalRow(values[r])).copy();
+      encoded[r] = new long[layout.numWords()];
+      // Garbage in the output words must not leak into the key.
+      Arrays.fill(encoded[r], -1L);
+      encoder.encode(rows[r], encoded[r]);
+      checkPaddingIsZero(layout, encoded[r], keys, name, values[r]);
+    }
+    boolean exact = !layout.needsTieBreak();
+    for (int i = 0; i < numRows; i++) {
+      for (int j = i + 1; j < numRows; j++) {
+        int byKey = Integer.signum(compareWords(encoded[i], encoded[j]));
+        int bySpark = Integer.signum(spark.compare(rows[i], rows[j]));
+        boolean ok = exact ? byKey == bySpark : byKey == 0 || byKey == bySpark;
+        if (!ok) {
+          fail(name + ": keys " + keys + ", prefix " + prefixBytes + " bytes, "
+              + (exact ? "exact" : "tie-break") + " layout of " + layout.keyBits() + " bits\n"
+              + "  row " + describe(values[i]) + " -> " + hex(encoded[i]) + "\n"
+              + "  row " + describe(values[j]) + " -> " + hex(encoded[j]) + "\n"
+              + "  Spark compares " + bySpark + ", encodings compare " + byKey + seedText());
+        }
+      }
+    }
+    return spec;
+  }
+
+  private static void checkPaddingIsZero(KeyLayout layout, long[] words, List<Key> keys,
+      String name, Object[] values) {
+    int bits = layout.keyBits();
+    for (int w = 0; w < words.length; w++) {
+      int used = Math.max(0, Math.min(64, bits - 64 * w));
+      long padding = used == 64 ? 0 : words[w] & KeyLayout.mask(64 - used);
+      if (padding != 0) {
+        fail(name + ": keys " + keys + ": bits after the key's " + bits + " are not zero: "
+            + hex(words) + " for row " + describe(values) + seedText());
+      }
+    }
+  }
+
+  private static Object[][] randomValues(SplittableRandom random, List<Key> keys,
+      int[] ordinalOfKey, int numFields, int numRows) {
+    Object[][] values = new Object[numRows][numFields];
+    for (int r = 0; r < numRows; r++) {
+      for (int f = 0; f < numFields; f++) {
+        values[r][f] = random.nextInt(5);
+      }
+    }
+    for (int k = 0; k < keys.size(); k++) {
+      Key key = keys.get(k);
+      Object[] pool = new Object[1 + random.nextInt(3)];
+      for (int i = 0; i < pool.length; i++) {
+        pool[i] = randomValue(random, key.col);
+      }
+      for (int r = 0; r < numRows; r++) {
+        boolean isNull = key.nullable && random.nextInt(8) == 0;
+        Object v = isNull ? null
+            : key.fewDistinct ? pool[random.nextInt(pool.length)] : randomValue(random, key.col);
+        values[r][ordinalOfKey[k]] = v;
+      }
+    }
+    return values;
+  }
+
+  /** A random Spark internal value of {@code col}, often a special one. */
+  private static Object randomValue(SplittableRandom random, Col col) {
+    boolean special = random.nextInt(4) == 0;
+    return switch (col) {
+      case BOOLEAN -> random.nextBoolean();
+      case BYTE -> (byte) (special ? pick(random, Byte.MIN_VALUE, Byte.MAX_VALUE, 0, -1, 1)
+          : random.nextInt(256));
+      case SHORT -> (short) (special ? pick(random, Short.MIN_VALUE, Short.MAX_VALUE, 0, -1, 1)
+          : random.nextInt(65536));
+      case INT, DATE -> special ? (int) pick(random, Integer.MIN_VALUE, Integer.MAX_VALUE, 0, -1, 1)
+          : random.nextInt() >> random.nextInt(32);
+      case LONG, TIMESTAMP, TIMESTAMP_NTZ -> special
+          ? pick(random, Long.MIN_VALUE, Long.MAX_VALUE, 0, -1, 1, Integer.MIN_VALUE, 1L << 32)
+          : random.nextLong() >> random.nextInt(64);
+      case FLOAT -> special ? Float.intBitsToFloat((int) pick(random, 0x7fc00000, 0x7f800001,
+          0xffc00001, 0xffffffff, 0x7f800000, 0xff800000, 0x80000000, 0, 1, 0x80000001,
+          0x7f7fffff, 0xff7fffff))
+          : random.nextBoolean() ? Float.intBitsToFloat(random.nextInt())
+          : (float) (random.nextInt(11) - 5) / 2;
+      case DOUBLE -> special ? Double.longBitsToDouble(pick(random, 0x7ff8000000000000L,
+          0x7ff0000000000001L, 0xfff8000000000001L, 0xffffffffffffffffL, 0x7ff0000000000000L,
+          0xfff0000000000000L, 0x8000000000000000L, 0, 1, 0x8000000000000001L,
+          0x7fefffffffffffffL, 0xffefffffffffffffL))
+          : random.nextBoolean() ? Double.longBitsToDouble(random.nextLong())
+          : (double) (random.nextInt(11) - 5) / 2;
+      case DEC_10_2 -> decimal(randomUnscaled(random, 10, special), 10, 2);
+      case DEC_18_0 -> decimal(randomUnscaled(random, 18, special), 18, 0);
+      case DEC_38_6 -> decimal(randomUnscaled(random, 38, special), 38, 6);
+      case DEC_20_0 -> {
+        BigInteger unscaled = randomUnscaled(random, 20, special);
+        // Mostly negative: the sign extension of the 128-bit value is what is under test.
+        yield decimal(random.nextInt(4) == 0 ? unscaled : unscaled.abs().negate(), 20, 0);
+      }
+      case STRING -> UTF8String.fromString(randomString(random));
+      case BINARY -> randomBinary(random);
+      case NULL -> null;
+    };
+  }
+
+  private static long pick(SplittableRandom random, long... choices) {
+    return choices[random.nextInt(choices.length)];
+  }
+
+  /**
+   * An unscaled decimal of at most {@code precision} digits: of random length, or one of the
+   * values at the edges of the range and of 64-bit words.
+   */
+  private static BigInteger randomUnscaled(SplittableRandom random, int precision,
+      boolean special) {
+    BigInteger max = BigInteger.TEN.pow(precision).subtract(BigInteger.ONE);
+    if (special) {
+      BigInteger two64 = BigInteger.ONE.shiftLeft(64);
+      BigInteger two63 = BigInteger.ONE.shiftLeft(63);
+      BigInteger[] edges = {BigInteger.ZERO, BigInteger.ONE, BigInteger.ONE.negate(), max,
+          max.negate(), two63, two63.negate(), two63.subtract(BigInteger.ONE),
+          two63.negate().subtract(BigInteger.ONE), two64, two64.negate(),
+          two64.subtract(BigInteger.ONE), two64.negate().add(BigInteger.ONE),
+          BigInteger.valueOf(255), BigInteger.valueOf(-256), BigInteger.valueOf(-129)};
+      BigInteger v = edges[random.nextInt(edges.length)];
+      return v.abs().compareTo(max) <= 0 ? v : BigInteger.ZERO;
+    }
+    int digits = 1 + random.nextInt(precision);
+    StringBuilder sb = new StringBuilder(digits);
+    for (int i = 0; i < digits; i++) {
+      sb.append((char) ('0' + random.nextInt(10)));
+    }
+    BigInteger v = new BigInteger(sb.toString());
+    return random.nextBoolean() ? v.negate() : v;
+  }
+
+  private static Decimal decimal(BigInteger unscaled, int precision, int scale) {
+    return Decimal.apply(new BigDecimal(unscaled, scale), precision, scale);
+  }
+
+  private static String randomString(SplittableRandom random) {
+    String[] alphabet = {"a", "b", "z", "A", "~", "\u007f", "\u0000", "\u00e9", "\u00ff",
+        "\u4e2d", "\uffff", "\ud83d\ude00", " "};
+    StringBuilder sb = new StringBuilder();
+    switch (random.nextInt(6)) {
+      case 0 -> { }
+      case 1, 2 -> sb.append(SHARED_PREFIX, 0, random.nextInt(SHARED_PREFIX.length() + 1));
+      default -> { }
+    }
+    int length = random.nextInt(4) == 0 ? 0 : random.nextInt(random.nextBoolean() ? 4 : 40);
+    for (int i = 0; i < length; i++) {
+      sb.append(alphabet[random.nextInt(alphabet.length)]);
+    }
+    return sb.toString();
+  }
+
+  private static byte[] randomBinary(SplittableRandom random) {
+    byte[] alphabet = {0, 1, 0x41, 0x7f, (byte) 0x80, (byte) 0x81, (byte) 0xc0, (byte) 0xfe,
+        (byte) 0xff};
+    int shared = random.nextInt(3) == 0 ? random.nextInt(30) : 0;
+    int length = shared + random.nextInt(random.nextBoolean() ? 3 : 30);
+    byte[] bytes = new byte[length];
+    for (int i = 0; i < length; i++) {
+      bytes[i] = i < shared ? (byte) (0x90 + i)
+          : random.nextBoolean() ? alphabet[random.nextInt(alphabet.length)]
+          : (byte) random.nextInt(256);
+    }
+    return bytes;
+  }
+
+  /**
+   * Spark's interpreted projection to {@link UnsafeRow}: it writes the same bytes as the generated
+   * one, without compiling code for each of the hundreds of schemas here.
+   */
+  private static UnsafeProjection toUnsafe(List<StructField> fields) {
+    List<Expression> columns = new ArrayList<>();
+    for (int i = 0; i < fields.size(); i++) {
+      columns.add(new BoundReference(i, fields.get(i).dataType(), fields.get(i).nullable()));
+    }
+    return InterpretedUnsafeProjection.createProjection(
+        CollectionConverters.asScala(columns).toList());
+  }
+
+  static AttributeReference attribute(String name, DataType type, boolean nullable) {
+    return new AttributeReference(name, type, nullable, Metadata.empty(),
+        NamedExpression$.MODULE$.newExprId(),
+        CollectionConverters.asScala(List.<String>of()).toList());
+  }
+
+  static SortOrder sortOrder(Expression child, boolean descending, boolean nullsFirst) {
+    return new SortOrder(child,
+        descending ? Descending$.MODULE$ : Ascending$.MODULE$,
+        nullsFirst ? NullsFirst$.MODULE$ : NullsLast$.MODULE$,
+        CollectionConverters.asScala(List.<Expression>of()).toList());
+  }
+
+  /** The reference: words compared one by one as unsigned numbers, most significant first. */
+  private static int compareWords(long[] a, long[] b) {
+    for (int w = 0; w < a.length; w++) {
+      int c = Long.compareUnsigned(a[w], b[w]);
+      if (c != 0) {
+        return c;
+      }
+    }
+    return 0;
+  }
+
+  private static String hex(long[] words) {
+    StringBuilder sb = new StringBuilder("[");
+    for (int w = 0; w < words.length; w++) {
+      sb.append(w == 0 ? "" : " ").append(String.format("%016x", words[w]));
+    }
+    return sb.append(']').toString();
+  }
+
+  private static String describe(Object[] values) {
+    StringBuilder sb = new StringBuilder("(");
+    for (int i = 0; i < values.length; i++) {
+      Object v = values[i];
+      sb.append(i == 0 ? "" : ", ");
+      if (v instanceof byte[] bytes) {
+        sb.append("0x").append(java.util.HexFormat.of().formatHex(bytes));
+      } else if (v instanceof UTF8String s) {
+        sb.append('"').append(s.toString().replace("\u0000", "\\0")).append('"');
+      } else if (v instanceof Double d) {
+        sb.append(d).append(" (0x").append(Long.toHexString(Double.doubleToRawLongBits(d)))
+            .append(')');
+      } else if (v instanceof Float f) {
+        sb.append(f).append(" (0x").append(Integer.toHexString(Float.floatToRawIntBits(f)))
+            .append(')');
+      } else {
+        sb.append(v);
+      }
+    }
+    return sb.append(')').toString();
+  }
+
+  private static long baseSeed() {
+    String property = System.getProperty("gpusort.test.seed");
+    if (property != null && !property.isBlank()) {
+      return Long.decode(property.trim());
+    }
+    return new SplittableRandom().nextLong();
+  }
+
+  private static String seedText() {
+    return " (seed " + SEED + "; rerun with -Dgpusort.test.seed=" + SEED + ")";
+  }
+}

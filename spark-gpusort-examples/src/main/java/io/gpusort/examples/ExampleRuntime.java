@@ -1,0 +1,95 @@
+package io.gpusort.examples;
+
+import org.apache.logging.log4j.Level;
+import org.apache.logging.log4j.LogManager;
+import org.apache.logging.log4j.core.LoggerContext;
+import org.apache.logging.log4j.core.appender.ConsoleAppender;
+import org.apache.logging.log4j.core.config.Configurator;
+import org.apache.logging.log4j.core.config.DefaultConfiguration;
+import org.apache.logging.log4j.core.config.builder.api.ConfigurationBuilder;
+import org.apache.logging.log4j.core.config.builder.api.ConfigurationBuilderFactory;
+import org.apache.logging.log4j.core.config.builder.impl.BuiltConfiguration;
+import org.apache.spark.SparkConf;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.storage.StorageLevel;
+
+/** What the example programs share: the Spark session, quiet logging, and sort timing. */
+final class ExampleRuntime {
+  private ExampleRuntime() {}
+
+  /**
+   * The session of an example program: {@code master} if given, else the master spark-submit
+   * set, else {@code defaultMaster}.
+   */
+  static SparkSession createSession(String appName, String master, String defaultMaster) {
+    SparkSession.Builder builder = SparkSession.builder().appName(appName);
+    if (master != null) {
+      builder.master(master);
+    } else if (!new SparkConf().contains("spark.master")) {
+      builder.master(defaultMaster);
+    }
+    return builder.getOrCreate();
+  }
+
+  /**
+   * Logs warnings and errors only, to stderr, when nobody has configured logging: run with plain
+   * {@code java}, Spark would otherwise print hundreds of INFO lines around the program's output.
+   * Under spark-submit, or with {@code -Dlog4j2.configurationFile}, logging is left as configured.
+   */
+  static void quietLoggingUnlessConfigured() {
+    if (System.getProperty("log4j2.configurationFile") != null
+        || System.getProperty("log4j.configurationFile") != null) {
+      return;
+    }
+    if (!(LogManager.getContext(false) instanceof LoggerContext context)
+        || !(context.getConfiguration() instanceof DefaultConfiguration)) {
+      return;
+    }
+    ConfigurationBuilder<BuiltConfiguration> b =
+        ConfigurationBuilderFactory.newConfigurationBuilder();
+    b.add(b.newAppender("stderr", "Console")
+        .addAttribute("target", ConsoleAppender.Target.SYSTEM_ERR)
+        .add(b.newLayout("PatternLayout")
+            .addAttribute("pattern", "%d{HH:mm:ss} %p %c{1}: %m%n%ex")));
+    b.add(b.newRootLogger(Level.WARN).add(b.newAppenderRef("stderr")));
+    // Startup warnings about the host (no native Hadoop library, hostname resolving to loopback,
+    // UI port taken), which say nothing about the program's result.
+    b.add(b.newLogger("org.apache.hadoop.util.NativeCodeLoader", Level.ERROR));
+    b.add(b.newLogger("org.apache.spark.util.Utils", Level.ERROR));
+    // Spark replaces a configuration that still looks like log4j's default; this one does not.
+    Configurator.reconfigure(b.build());
+  }
+
+  /**
+   * Caches {@code data} (memory, then disk) and computes it, so that timed sorts read it from the
+   * cache. The cache is not compressed: compressing costs several times the generation here and
+   * saves memory that these examples do not need.
+   */
+  static <T> Dataset<T> cacheUncompressed(SparkSession spark, Dataset<T> data) {
+    String key = "spark.sql.inMemoryColumnarStorage.compressed";
+    String previous = spark.conf().get(key);
+    spark.conf().set(key, "false");
+    try {
+      Dataset<T> cached = data.persist(StorageLevel.MEMORY_AND_DISK());
+      cached.count();
+      return cached;
+    } finally {
+      spark.conf().set(key, previous);
+    }
+  }
+
+  /**
+   * Runs {@code sorted} to completion and returns the wall time in nanoseconds. A noop write
+   * produces every row in order; a {@code count()} would let Spark drop the sort.
+   */
+  static long timeNoopWriteNanos(Dataset<?> sorted) {
+    long start = System.nanoTime();
+    sorted.write().format("noop").mode("overwrite").save();
+    return System.nanoTime() - start;
+  }
+
+  static double seconds(long nanos) {
+    return nanos / 1e9;
+  }
+}

@@ -1,0 +1,190 @@
+package io.gpusort.examples;
+
+import static org.apache.spark.sql.functions.col;
+import static org.apache.spark.sql.functions.lit;
+import static org.apache.spark.sql.functions.xxhash64;
+
+import io.gpusort.GpuSort;
+import io.gpusort.config.GpuSortConf;
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.UnaryOperator;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+
+/**
+ * The CPU engine of GpuSort against Spark's own sort, measured in the same run on the same cached
+ * input: {@link GpuSort#byKey} (in both {@code spark.gpusort.global.mode}s) against
+ * {@code Dataset.orderBy}, and {@link GpuSort#withinPartitions} against
+ * {@code sortWithinPartitions}. Each run is a noop write of the sorted rows; the cases take turns
+ * within each repetition so that drift in the machine's speed spreads over all of them.
+ *
+ * <pre>{@code
+ * spark-submit --driver-memory 8g --class io.gpusort.examples.SortBenchmark \
+ *     spark-gpusort-examples-<version>.jar [--rows 10000000] [--reps 5] [--partitions N]
+ * }</pre>
+ *
+ * <p>Options: {@code --rows} (default 10,000,000), {@code --reps} timed repetitions after one
+ * warm-up (default 5), {@code --master} (default: spark-submit's, else local[2]),
+ * {@code --partitions} of the generated input (default: the master's default parallelism).
+ * Rows are a random long key and two long payload columns.
+ */
+public final class SortBenchmark {
+  private static final String KEY = "key";
+
+  /** One measured sort: what it runs, and the Spark case its ratio is taken against. */
+  private record Case(String name, String engine, String baseline, Map<String, String> conf,
+      UnaryOperator<Dataset<Row>> sort) {}
+
+  private final long numRows;
+  private final int reps;
+  private final String master;
+  private final int partitions;
+
+  private SortBenchmark(long numRows, int reps, String master, int partitions) {
+    this.numRows = numRows;
+    this.reps = reps;
+    this.master = master;
+    this.partitions = partitions;
+  }
+
+  public static void main(String[] argv) {
+    SortBenchmark benchmark;
+    try {
+      benchmark = parse(argv);
+    } catch (IllegalArgumentException e) {
+      System.err.println("SortBenchmark: error: " + e.getMessage());
+      System.exit(FileSort.EXIT_USAGE);
+      return;
+    }
+    ExampleRuntime.quietLoggingUnlessConfigured();
+    SparkSession spark = ExampleRuntime.createSession("spark-gpusort SortBenchmark",
+        benchmark.master, "local[2]");
+    try {
+      benchmark.run(spark, System.out);
+    } finally {
+      spark.stop();
+    }
+  }
+
+  static SortBenchmark parse(String[] argv) {
+    long rows = 10_000_000L;
+    long reps = 5;
+    String master = null;
+    long partitions = 0;
+    for (int i = 0; i < argv.length; i += 2) {
+      String option = argv[i];
+      if (i + 1 >= argv.length) {
+        throw new IllegalArgumentException("option " + option + " needs a value");
+      }
+      String value = argv[i + 1];
+      switch (option) {
+        case "--rows" -> rows = positive(option, value);
+        case "--reps" -> reps = positive(option, value);
+        case "--partitions" -> partitions = positive(option, value);
+        case "--master" -> master = value;
+        default -> throw new IllegalArgumentException("unknown option '" + option
+            + "'; options are --rows, --reps, --master, --partitions");
+      }
+    }
+    return new SortBenchmark(rows, (int) Math.min(reps, 1000), master,
+        (int) Math.min(partitions, Integer.MAX_VALUE));
+  }
+
+  private static long positive(String option, String value) {
+    try {
+      long n = Long.parseLong(value.replace("_", ""));
+      if (n >= 1) {
+        return n;
+      }
+    } catch (NumberFormatException e) {
+      // Reported below with the option's name.
+    }
+    throw new IllegalArgumentException(option + " needs a whole number of at least 1, not '"
+        + value + "'");
+  }
+
+  void run(SparkSession spark, PrintStream out) {
+    int numPartitions = partitions > 0 ? partitions : spark.sparkContext().defaultParallelism();
+    // The benchmark measures the CPU engine; the global mode is set per case.
+    spark.conf().set(GpuSortConf.ENGINE.key(), "cpu");
+    Dataset<Row> input = ExampleRuntime.cacheUncompressed(spark, spark.range(0, numRows, 1,
+        numPartitions).select(xxhash64(col("id")).as(KEY), col("id").as("p1"),
+            xxhash64(col("id"), lit(1)).as("p2")));
+    out.printf(Locale.ROOT, "SortBenchmark: %,d rows (random long key, 2 long payloads) in %d "
+        + "partitions, master %s, %d repetitions after 1 warm-up%n",
+        numRows, numPartitions, spark.sparkContext().master(), reps);
+
+    List<Case> cases = cases(FileSort.engineUsed(spark));
+    double[][] seconds = new double[cases.size()][reps];
+    for (Case c : cases) {
+      measure(spark, c, input);
+    }
+    for (int rep = 0; rep < reps; rep++) {
+      for (int k = 0; k < cases.size(); k++) {
+        int i = (k + rep) % cases.size();
+        seconds[i][rep] = measure(spark, cases.get(i), input);
+      }
+    }
+    printTable(cases, seconds, out);
+    input.unpersist();
+  }
+
+  private static List<Case> cases(String engine) {
+    String mode = GpuSortConf.GLOBAL_MODE.key();
+    return List.of(
+        new Case("Dataset.orderBy", "spark", null, Map.of(), ds -> ds.orderBy(KEY)),
+        new Case("GpuSort.byKey, global.mode=sort", engine, "Dataset.orderBy", Map.of(mode, "sort"),
+            ds -> ds.transform(GpuSort.<Row>byKey(KEY))),
+        new Case("GpuSort.byKey, global.mode=merge", engine, "Dataset.orderBy",
+            Map.of(mode, "merge"), ds -> ds.transform(GpuSort.<Row>byKey(KEY))),
+        new Case("Dataset.sortWithinPartitions", "spark", null, Map.of(),
+            ds -> ds.sortWithinPartitions(KEY)),
+        new Case("GpuSort.withinPartitions", engine, "Dataset.sortWithinPartitions", Map.of(),
+            ds -> ds.transform(GpuSort.<Row>withinPartitions(KEY))));
+  }
+
+  private static double measure(SparkSession spark, Case c, Dataset<Row> input) {
+    c.conf().forEach((key, value) -> spark.conf().set(key, value));
+    // GpuSort reads its configuration when the transform is applied, so build it after setting.
+    Dataset<Row> sorted = c.sort().apply(input);
+    System.gc();
+    return ExampleRuntime.seconds(ExampleRuntime.timeNoopWriteNanos(sorted));
+  }
+
+  private void printTable(List<Case> cases, double[][] seconds, PrintStream out) {
+    double[] medians = new double[cases.size()];
+    for (int i = 0; i < cases.size(); i++) {
+      medians[i] = median(seconds[i]);
+    }
+    out.printf(Locale.ROOT, "%-36s %-7s %9s %9s %9s %9s %7s%n",
+        "case", "engine", "median s", "min s", "max s", "Mrows/s", "ratio");
+    for (int i = 0; i < cases.size(); i++) {
+      Case c = cases.get(i);
+      double baseline = c.baseline() == null ? medians[i] : medians[indexOf(cases, c.baseline())];
+      double[] s = seconds[i];
+      out.printf(Locale.ROOT, "%-36s %-7s %9.3f %9.3f %9.3f %9.2f %7.2f%n", c.name(), c.engine(),
+          medians[i], Arrays.stream(s).min().orElse(0), Arrays.stream(s).max().orElse(0),
+          numRows / medians[i] / 1e6, medians[i] / baseline);
+    }
+    out.println("ratio: median of the case / median of Spark's own sort of the same kind");
+  }
+
+  private static int indexOf(List<Case> cases, String name) {
+    List<String> names = new ArrayList<>();
+    cases.forEach(c -> names.add(c.name()));
+    return names.indexOf(name);
+  }
+
+  private static double median(double[] values) {
+    double[] sorted = values.clone();
+    Arrays.sort(sorted);
+    int n = sorted.length;
+    return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  }
+}
