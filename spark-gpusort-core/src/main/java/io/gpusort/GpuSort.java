@@ -1,8 +1,11 @@
 package io.gpusort;
 
+import io.gpusort.config.GpuSortConf;
+import io.gpusort.engine.Engines;
 import io.gpusort.sql.GpuSortTransform;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.functions;
 import scala.Function1;
 
@@ -48,6 +51,19 @@ public final class GpuSort {
   /** Orders each partition by the named columns ascending, as {@code sortWithinPartitions}. */
   public static <T> Function1<Dataset<T>, Dataset<T>> withinPartitions(String... columns) {
     return withinPartitions(toColumns(columns));
+  }
+
+  /**
+   * The engine that {@code spark.gpusort.engine} as set in {@code session} selects in this JVM:
+   * {@code cpu}, {@code cuda} or {@code vulkan}. On a cluster each executor resolves {@code auto}
+   * for itself, so this is what a local session (or a driver with the executors' hardware) uses.
+   *
+   * @throws IllegalArgumentException if the configured value is invalid
+   * @throws io.gpusort.engine.Engines.EngineUnavailableException if the demanded engine is missing
+   */
+  public static String engineName(SparkSession session) {
+    String raw = session.conf().get(GpuSortConf.ENGINE.key(), GpuSortConf.ENGINE.defaultString());
+    return Engines.forChoice(GpuSortConf.ENGINE.parse(raw)).name();
   }
 
   private static Column[] toColumns(String[] names) {

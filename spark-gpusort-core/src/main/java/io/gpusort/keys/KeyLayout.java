@@ -72,12 +72,14 @@ public final class KeyLayout implements Serializable {
 
   /**
    * ORs the low {@code width} bits of {@code value} into {@code words} starting at bit {@code pos}
-   * (0 is the most significant bit of word 0). The target bits must be zero.
+   * (0 is the most significant bit of word 0); bits of {@code value} above {@code width} are
+   * ignored. The target bits must be zero.
    */
   public static void putBits(long[] words, int pos, int width, long value) {
     if (width == 0) {
       return;
     }
+    value &= mask(width);
     int w = pos >>> 6;
     int free = 64 - (pos & 63);
     if (width <= free) {

@@ -35,6 +35,20 @@ public final class HostMemory {
     return BYTES_IN_USE.get();
   }
 
+  /** Bytes kept idle by the buffer pool for reuse: allocated, but not in use. */
+  public static long bytesPooled() {
+    return HostBufferPool.SHARED.idleBytes();
+  }
+
+  /** Frees the pool's idle buffers. */
+  public static void trimPool() {
+    HostBufferPool.SHARED.trim();
+  }
+
+  static void track(long deltaBytes) {
+    BYTES_IN_USE.addAndGet(deltaBytes);
+  }
+
   static long allocate(long sizeBytes) {
     long address = UNSAFE.allocateMemory(Math.max(1, sizeBytes));
     BYTES_IN_USE.addAndGet(sizeBytes);

@@ -14,6 +14,9 @@ public final class LoserTree {
    */
   public static int[] merge(int[] items, int[] runStarts, IntComparator cmp) {
     int k = runStarts.length - 1;
+    if (k <= 0) {
+      return new int[0];
+    }
     int total = runStarts[k] - runStarts[0];
     int[] out = new int[total];
     if (k == 1) {

@@ -92,7 +92,7 @@ final class PartitionSorter {
       sortChunk(rows, 0, n, order, null);
       return order;
     }
-    try (HostBuffer rowMajorKeys = HostBuffer.allocate(8L * n * numWords)) {
+    try (HostBuffer rowMajorKeys = HostBuffer.acquire(8L * n * numWords)) {
       for (int c = 0; c < numChunks; c++) {
         sortChunk(rows, chunkStarts[c], chunkStarts[c + 1], order, rowMajorKeys);
       }
@@ -111,7 +111,7 @@ final class PartitionSorter {
       return new int[n];
     }
     List<Integer> starts = new ArrayList<>();
-    try (HostBuffer rowMajorKeys = HostBuffer.allocate(8L * n * numWords)) {
+    try (HostBuffer rowMajorKeys = HostBuffer.acquire(8L * n * numWords)) {
       UnsafeRow row = rows.newRow();
       long address = rowMajorKeys.address();
       for (int r = 0; r < n; r++) {
@@ -195,8 +195,8 @@ final class PartitionSorter {
    */
   private void sortChunk(RowBuffer rows, int from, int to, int[] order, HostBuffer rowMajorKeys) {
     int n = to - from;
-    try (HostBuffer keyWords = HostBuffer.allocate(KeyBatch.requiredBytes(n, numWords));
-        HostBuffer permutation = HostBuffer.allocate(4L * n)) {
+    try (HostBuffer keyWords = HostBuffer.acquire(KeyBatch.requiredBytes(n, numWords));
+        HostBuffer permutation = HostBuffer.acquire(4L * n)) {
       KeyBatch batch = new KeyBatch(keyWords, n, numWords, layout.keyBits());
       encodeChunk(rows, from, to, batch, rowMajorKeys);
       sortOnEngine(batch, permutation);

@@ -95,13 +95,12 @@ public final class FileSort {
   }
 
   /**
-   * REWIRE: the engine that sorted. For now this is the configured choice,
-   * {@code spark.gpusort.engine} (default {@code auto}), which is not necessarily the engine that
-   * ran; it is to be replaced by what the engine reports. Every example prints the engine
-   * through this one method.
+   * The engine that sorts in this (local) session: {@code spark.gpusort.engine} resolved in this
+   * JVM, so {@code auto} names the engine it picks. Every example prints the engine through this
+   * one method.
    */
   public static String engineUsed(SparkSession spark) {
-    return spark.conf().get(GpuSortConf.ENGINE.key(), GpuSortConf.ENGINE.defaultString());
+    return GpuSort.engineName(spark);
   }
 
   private static int sortFile(SparkSession spark, FileSortArgs args, PrintStream out)
