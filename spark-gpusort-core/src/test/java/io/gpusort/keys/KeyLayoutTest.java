@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gpusort.TestSeeds;
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,7 +21,7 @@ import org.junit.jupiter.api.Test;
  * <p>Seeded from {@code gpusort.test.seed} when set, randomly otherwise; failures name the seed.
  */
 class KeyLayoutTest {
-  private static final long SEED = baseSeed();
+  private static final long SEED = TestSeeds.baseSeed();
   private static final int WORDS = 3;
   private static final int BITS = 64 * WORDS;
   private static final KeyKind[] FIXED_KINDS = {
@@ -41,7 +42,7 @@ class KeyLayoutTest {
           BigInteger expected = outside.or(
               new BigInteger(Long.toUnsignedString(value)).shiftLeft(BITS - pos - width));
           assertArrayEquals(toWords(expected), words, "putBits(pos " + pos + ", width " + width
-              + ", value 0x" + Long.toHexString(value) + ")" + seedText());
+              + ", value 0x" + Long.toHexString(value) + ")" + TestSeeds.rerunHint(SEED));
         }
       }
     }
@@ -117,7 +118,7 @@ class KeyLayoutTest {
         }
       }
       int kept = firstBytes < 0 ? fields.size() : firstBytes + 1;
-      String context = fields + seedText();
+      String context = fields + TestSeeds.rerunHint(SEED);
       assertEquals(kept, layout.numFields(), "fields kept of " + context);
       assertEquals(firstBytes >= 0, layout.needsTieBreak(), "needsTieBreak of " + context);
       int bits = 0;
@@ -194,17 +195,5 @@ class KeyLayoutTest {
       words[w] = bits.shiftRight(64 * (WORDS - 1 - w)).longValue();
     }
     return words;
-  }
-
-  private static long baseSeed() {
-    String property = System.getProperty("gpusort.test.seed");
-    if (property != null && !property.isBlank()) {
-      return Long.decode(property.trim());
-    }
-    return new SplittableRandom().nextLong();
-  }
-
-  private static String seedText() {
-    return " (seed " + SEED + "; rerun with -Dgpusort.test.seed=" + SEED + ")";
   }
 }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import io.gpusort.TestSeeds;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -20,7 +21,7 @@ import org.junit.jupiter.api.Test;
  * <p>Seeded from {@code gpusort.test.seed} when set, randomly otherwise; failures name the seed.
  */
 class OrderedBitsTest {
-  private static final long SEED = baseSeed();
+  private static final long SEED = TestSeeds.baseSeed();
   private static final int RANDOM_VALUES = 3000;
   private static final int RANDOM_PAIRS = 200_000;
 
@@ -70,9 +71,9 @@ class OrderedBitsTest {
       }
       long e = OrderedBits.ofDouble(d);
       assertTrue(Long.compareUnsigned(negInf, e) < 0,
-          "-Infinity must encode below finite " + d + seedText());
+          "-Infinity must encode below finite " + d + TestSeeds.rerunHint(SEED));
       assertTrue(Long.compareUnsigned(e, posInf) < 0,
-          "+Infinity must encode above finite " + d + seedText());
+          "+Infinity must encode above finite " + d + TestSeeds.rerunHint(SEED));
     }
     long nan = OrderedBits.ofDouble(Double.NaN);
     for (long bits : DOUBLE_NAN_BITS) {
@@ -97,9 +98,9 @@ class OrderedBitsTest {
       }
       long e = OrderedBits.ofFloat(f);
       assertTrue(Long.compareUnsigned(negInf, e) < 0,
-          "-Infinity must encode below finite " + f + seedText());
+          "-Infinity must encode below finite " + f + TestSeeds.rerunHint(SEED));
       assertTrue(Long.compareUnsigned(e, posInf) < 0,
-          "+Infinity must encode above finite " + f + seedText());
+          "+Infinity must encode above finite " + f + TestSeeds.rerunHint(SEED));
     }
     long nan = OrderedBits.ofFloat(Float.NaN);
     for (int bits : FLOAT_NAN_BITS) {
@@ -119,12 +120,12 @@ class OrderedBitsTest {
     for (double d : doubleValues(random)) {
       double back = OrderedBits.toDouble(OrderedBits.ofDouble(d));
       if (Double.isNaN(d)) {
-        assertTrue(Double.isNaN(back), "NaN must come back as NaN" + seedText());
+        assertTrue(Double.isNaN(back), "NaN must come back as NaN" + TestSeeds.rerunHint(SEED));
       } else if (d == 0.0) {
         assertEquals(0, SQLOrderingUtil.compareDoubles(0.0, back), "zero must come back as zero");
       } else {
         assertEquals(Double.doubleToRawLongBits(d), Double.doubleToRawLongBits(back),
-            "round trip of " + d + seedText());
+            "round trip of " + d + TestSeeds.rerunHint(SEED));
       }
     }
   }
@@ -237,12 +238,12 @@ class OrderedBitsTest {
       int actual = Long.compareUnsigned(ea, eb);
       if (Integer.signum(expected) != Integer.signum(actual)) {
         fail("prefixWord of " + Arrays.toString(a) + " vs " + Arrays.toString(b) + ": expected "
-            + expected + ", got " + actual + seedText());
+            + expected + ", got " + actual + TestSeeds.rerunHint(SEED));
       }
       // A strict difference of prefixes is a strict difference of the full values.
       if (actual != 0 && Integer.signum(actual) != Integer.signum(Arrays.compareUnsigned(a, b))) {
         fail("prefixWord order of " + Arrays.toString(a) + " vs " + Arrays.toString(b)
-            + " contradicts the full byte order" + seedText());
+            + " contradicts the full byte order" + TestSeeds.rerunHint(SEED));
       }
     }
   }
@@ -308,7 +309,7 @@ class OrderedBitsTest {
     if (expected != actual) {
       fail(type + " " + describe(values.get(i)) + " vs " + describe(values.get(j))
           + ": Spark compares " + expected + ", encodings 0x" + Long.toHexString(encoded[i])
-          + " vs 0x" + Long.toHexString(encoded[j]) + " compare " + actual + seedText());
+          + " vs 0x" + Long.toHexString(encoded[j]) + " compare " + actual + TestSeeds.rerunHint(SEED));
     }
   }
 
@@ -368,17 +369,5 @@ class OrderedBitsTest {
 
   private static byte[] padded(byte[] v) {
     return Arrays.copyOf(v, 8);
-  }
-
-  private static long baseSeed() {
-    String property = System.getProperty("gpusort.test.seed");
-    if (property != null && !property.isBlank()) {
-      return Long.decode(property.trim());
-    }
-    return new SplittableRandom().nextLong();
-  }
-
-  private static String seedText() {
-    return " (seed " + SEED + "; rerun with -Dgpusort.test.seed=" + SEED + ")";
   }
 }

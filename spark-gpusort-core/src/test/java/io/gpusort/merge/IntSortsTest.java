@@ -2,6 +2,7 @@ package io.gpusort.merge;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 
+import io.gpusort.TestSeeds;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.SplittableRandom;
@@ -15,7 +16,7 @@ import org.junit.jupiter.api.Test;
  * <p>Seeded from {@code gpusort.test.seed} when set, randomly otherwise; failures name the seed.
  */
 class IntSortsTest {
-  private static final long SEED = baseSeed();
+  private static final long SEED = TestSeeds.baseSeed();
   private static final int[] SIZES = {
       0, 1, 2, 3, 15, 16, 17, 31, 32, 33, 63, 64, 65, 255, 256, 257, 1000, 4097, 20000};
 
@@ -49,7 +50,7 @@ class IntSortsTest {
         expected[i] = middle[i - from];
       }
       IntSorts.sort(a, from, to, (x, y) -> Integer.compare(keys[x], keys[y]));
-      assertArrayEquals(expected, a, "range [" + from + ", " + to + ") of " + n + seedText());
+      assertArrayEquals(expected, a, "range [" + from + ", " + to + ") of " + n + TestSeeds.rerunHint(SEED));
     }
   }
 
@@ -74,7 +75,7 @@ class IntSortsTest {
     int[] actual = ids.clone();
     IntSorts.sort(actual, 0, n, (a, b) -> Integer.compare(keys[a], keys[b]));
     assertArrayEquals(expected, actual,
-        "shape " + shape + ", size " + n + ", trial " + trial + seedText());
+        "shape " + shape + ", size " + n + ", trial " + trial + TestSeeds.rerunHint(SEED));
   }
 
   private static int[] shuffledIdentity(SplittableRandom random, int n) {
@@ -89,17 +90,5 @@ class IntSortsTest {
       a[j] = t;
     }
     return a;
-  }
-
-  private static long baseSeed() {
-    String property = System.getProperty("gpusort.test.seed");
-    if (property != null && !property.isBlank()) {
-      return Long.decode(property.trim());
-    }
-    return new SplittableRandom().nextLong();
-  }
-
-  private static String seedText() {
-    return " (seed " + SEED + "; rerun with -Dgpusort.test.seed=" + SEED + ")";
   }
 }

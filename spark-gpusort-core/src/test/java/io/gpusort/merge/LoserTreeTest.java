@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import io.gpusort.TestSeeds;
 import java.util.Arrays;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
@@ -18,7 +19,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * <p>Seeded from {@code gpusort.test.seed} when set, randomly otherwise; failures name the seed.
  */
 class LoserTreeTest {
-  private static final long SEED = baseSeed();
+  private static final long SEED = TestSeeds.baseSeed();
 
   @ParameterizedTest(name = "k = {0}")
   @ValueSource(ints = {1, 2, 3, 4, 5, 7, 8, 9, 64, 1000})
@@ -88,7 +89,7 @@ class LoserTreeTest {
         permutedValues[a], permutedValues[b]));
 
     String context = "k " + k + ", shape " + shape + ", trial " + trial + ", run lengths "
-        + Arrays.toString(lengths) + seedText();
+        + Arrays.toString(lengths) + TestSeeds.rerunHint(SEED);
     assertEquals(total, merged.length, context);
     int[] expected = values.clone();
     Arrays.sort(expected);
@@ -118,17 +119,5 @@ class LoserTreeTest {
       a[j] = t;
     }
     return a;
-  }
-
-  private static long baseSeed() {
-    String property = System.getProperty("gpusort.test.seed");
-    if (property != null && !property.isBlank()) {
-      return Long.decode(property.trim());
-    }
-    return new SplittableRandom().nextLong();
-  }
-
-  private static String seedText() {
-    return " (seed " + SEED + "; rerun with -Dgpusort.test.seed=" + SEED + ")";
   }
 }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import io.gpusort.TestSeeds;
 import io.gpusort.config.GpuSortConf;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -40,7 +41,7 @@ import scala.jdk.javaapi.CollectionConverters;
  * <p>Seeded from {@code gpusort.test.seed} when set, randomly otherwise; failures name the seed.
  */
 class RangeBoundsTest {
-  private static final long SEED = baseSeed();
+  private static final long SEED = TestSeeds.baseSeed();
   private static final int INPUT_PARTITIONS = 4;
   private static final int ROWS_PER_PARTITION = 10_000;
   private static final int OUTPUT_PARTITIONS = 8;
@@ -130,7 +131,7 @@ class RangeBoundsTest {
     for (long c : counts) {
       if (c < total * 5 / 100 || c > total * 25 / 100) {
         fail(keyType + ": rows per output partition " + Arrays.toString(counts)
-            + ", each should hold 5% to 25% of " + total + seedText());
+            + ", each should hold 5% to 25% of " + total + TestSeeds.rerunHint(SEED));
       }
     }
   }
@@ -149,7 +150,7 @@ class RangeBoundsTest {
     for (long c : counts) {
       if (c > 2 * fairShare) {
         fail(keyType + ": rows per output partition " + Arrays.toString(counts)
-            + ", none should hold more than twice the fair share " + fairShare + seedText());
+            + ", none should hold more than twice the fair share " + fairShare + TestSeeds.rerunHint(SEED));
       }
     }
   }
@@ -187,13 +188,13 @@ class RangeBoundsTest {
       int partition = fixture.partitionOf(bounds, row, (int) pos[0], pos[1]);
       if (partition < previous) {
         fail(keyType + ": row " + row + " at (" + pos[0] + ", " + pos[1] + ") goes to partition "
-            + partition + " after a row that went to " + previous + seedText());
+            + partition + " after a row that went to " + previous + TestSeeds.rerunHint(SEED));
       }
       fixture.sorter.encoder().encode(row, words);
       walked = bounds.partitionAtOrAfter(walked, words, row, (int) pos[0], pos[1],
           fixture.sorter.ordering());
       assertEquals(partition, walked, "partitionAtOrAfter disagrees with partitionOf"
-          + seedText());
+          + TestSeeds.rerunHint(SEED));
       previous = partition;
     }
     assertEquals(OUTPUT_PARTITIONS - 1, previous, "the last row should reach the last partition");
@@ -262,17 +263,5 @@ class RangeBoundsTest {
 
   private static Iterator<InternalRow> iterator(List<UnsafeRow> rows) {
     return new ArrayList<InternalRow>(rows).iterator();
-  }
-
-  private static long baseSeed() {
-    String property = System.getProperty("gpusort.test.seed");
-    if (property != null && !property.isBlank()) {
-      return Long.decode(property.trim());
-    }
-    return new SplittableRandom().nextLong();
-  }
-
-  private static String seedText() {
-    return " (seed " + SEED + "; rerun with -Dgpusort.test.seed=" + SEED + ")";
   }
 }

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import io.gpusort.TestSeeds;
 import io.gpusort.keys.KeyKind;
 import io.gpusort.keys.KeyLayout;
 import java.math.BigDecimal;
@@ -53,7 +54,7 @@ import scala.jdk.javaapi.CollectionConverters;
  * <p>Seeded from {@code gpusort.test.seed} when set, randomly otherwise; failures name the seed.
  */
 class RowKeyEncoderTest {
-  private static final long SEED = baseSeed();
+  private static final long SEED = TestSeeds.baseSeed();
   private static final int[] PREFIX_BYTES = {1, 3, 8, 9, 16, 24};
   /** Longer than every prefix tried, so that strings sharing it tie in their encodings. */
   private static final String SHARED_PREFIX = "a-shared-prefix-of-thirty-bytes/";
@@ -222,7 +223,7 @@ class RowKeyEncoderTest {
               + (exact ? "exact" : "tie-break") + " layout of " + layout.keyBits() + " bits\n"
               + "  row " + describe(values[i]) + " -> " + hex(encoded[i]) + "\n"
               + "  row " + describe(values[j]) + " -> " + hex(encoded[j]) + "\n"
-              + "  Spark compares " + bySpark + ", encodings compare " + byKey + seedText());
+              + "  Spark compares " + bySpark + ", encodings compare " + byKey + TestSeeds.rerunHint(SEED));
         }
       }
     }
@@ -237,7 +238,7 @@ class RowKeyEncoderTest {
       long padding = used == 64 ? 0 : words[w] & KeyLayout.mask(64 - used);
       if (padding != 0) {
         fail(name + ": keys " + keys + ": bits after the key's " + bits + " are not zero: "
-            + hex(words) + " for row " + describe(values) + seedText());
+            + hex(words) + " for row " + describe(values) + TestSeeds.rerunHint(SEED));
       }
     }
   }
@@ -435,17 +436,5 @@ class RowKeyEncoderTest {
       }
     }
     return sb.append(')').toString();
-  }
-
-  private static long baseSeed() {
-    String property = System.getProperty("gpusort.test.seed");
-    if (property != null && !property.isBlank()) {
-      return Long.decode(property.trim());
-    }
-    return new SplittableRandom().nextLong();
-  }
-
-  private static String seedText() {
-    return " (seed " + SEED + "; rerun with -Dgpusort.test.seed=" + SEED + ")";
   }
 }
