@@ -11,6 +11,7 @@ import org.apache.spark.sql.catalyst.expressions.SortOrder;
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
 import org.apache.spark.sql.catalyst.plans.physical.UnknownPartitioning;
 import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.internal.SQLConf;
 import scala.collection.immutable.IndexedSeq;
 import scala.collection.immutable.Seq;
@@ -29,6 +30,7 @@ public final class GpuSortExec extends SparkPlan {
   private final boolean global;
   private final Map<String, String> settings;
   private final SparkPlan child;
+  private transient SortMetrics sortMetrics;
 
   public GpuSortExec(Seq<SortOrder> order, boolean global, Map<String, String> settings,
       SparkPlan child) {
@@ -63,7 +65,19 @@ public final class GpuSortExec extends SparkPlan {
     long advisoryBytes = JavaUtils.byteStringAsBytes(sqlConf.getConfString(
         "spark.sql.adaptive.advisoryPartitionSizeInBytes", "64MB"));
     return new SortPlan(keys, child.schema(), conf, sqlConf.numShufflePartitions(),
-        Math.max(1, advisoryBytes));
+        Math.max(1, advisoryBytes), sortMetrics());
+  }
+
+  private synchronized SortMetrics sortMetrics() {
+    if (sortMetrics == null) {
+      sortMetrics = SortMetrics.create(sparkContext());
+    }
+    return sortMetrics;
+  }
+
+  @Override
+  public scala.collection.immutable.Map<String, SQLMetric> metrics() {
+    return scala.collection.immutable.Map.from(CollectionConverters.asScala(sortMetrics().byKey()));
   }
 
   @Override

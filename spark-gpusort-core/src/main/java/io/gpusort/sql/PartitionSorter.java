@@ -81,6 +81,13 @@ final class PartitionSorter {
 
   /** The row indices of {@code rows} in sorted order. */
   int[] sortedOrder(RowBuffer rows) {
+    long startNanos = System.nanoTime();
+    int[] order = sortedOrderUntimed(rows);
+    SortMetrics.add(plan.metrics.sortTimeNanos, System.nanoTime() - startNanos);
+    return order;
+  }
+
+  private int[] sortedOrderUntimed(RowBuffer rows) {
     int n = rows.numRows();
     int[] order = new int[n];
     if (n == 0) {
@@ -106,6 +113,13 @@ final class PartitionSorter {
    * result is right whatever order the runs arrived in; when runs are short, it sorts instead.
    */
   int[] mergedOrder(RowBuffer rows) {
+    long startNanos = System.nanoTime();
+    int[] order = mergedOrderUntimed(rows);
+    SortMetrics.add(plan.metrics.sortTimeNanos, System.nanoTime() - startNanos);
+    return order;
+  }
+
+  private int[] mergedOrderUntimed(RowBuffer rows) {
     int n = rows.numRows();
     if (n < 2) {
       return new int[n];
@@ -146,11 +160,12 @@ final class PartitionSorter {
     }
     LOG.debug("{} rows arrived in more than {} runs; sorting them instead of merging", n,
         n / MIN_ROWS_PER_RUN);
-    return sortedOrder(rows);
+    return sortedOrderUntimed(rows);
   }
 
   /** An iterator over {@code rows} in {@code order}, reusing one row object. */
-  static Iterator<InternalRow> iterate(RowBuffer rows, int[] order) {
+  Iterator<InternalRow> iterate(RowBuffer rows, int[] order) {
+    SortMetrics.add(plan.metrics.outputRows, order.length);
     UnsafeRow row = rows.newRow();
     return new Iterator<>() {
       private int next;
@@ -234,6 +249,7 @@ final class PartitionSorter {
     try {
       engine.sort(batch, permutation);
       engineUsed = engine.name();
+      SortMetrics.add(plan.metrics.engineChunks, 1);
     } catch (EngineException e) {
       SortEngine cpu = Engines.cpu();
       if (engine == cpu) {
@@ -243,6 +259,8 @@ final class PartitionSorter {
           engine.name(), batch.numRows(), e);
       cpu.sort(batch, permutation);
       engineUsed = cpu.name();
+      SortMetrics.add(plan.metrics.engineChunks, 1);
+      SortMetrics.add(plan.metrics.engineFallbacks, 1);
     }
   }
 
@@ -264,6 +282,7 @@ final class PartitionSorter {
       }
       if (end - start > 1) {
         IntSorts.sort(order, start, end, exact);
+        SortMetrics.add(plan.metrics.tieBrokenRows, end - start);
       }
       start = end;
     }

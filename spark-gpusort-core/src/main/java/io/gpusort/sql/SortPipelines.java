@@ -55,13 +55,13 @@ final class SortPipelines {
   private static Iterator<InternalRow> sortPartition(SortPlan plan, Iterator<InternalRow> input) {
     PartitionSorter sorter = new PartitionSorter(plan);
     RowBuffer rows = sorter.buffer(input);
-    return PartitionSorter.iterate(rows, sorter.sortedOrder(rows));
+    return sorter.iterate(rows, sorter.sortedOrder(rows));
   }
 
   private static Iterator<InternalRow> mergePartition(SortPlan plan, Iterator<InternalRow> input) {
     PartitionSorter sorter = new PartitionSorter(plan);
     RowBuffer rows = sorter.buffer(input);
-    return PartitionSorter.iterate(rows, sorter.mergedOrder(rows));
+    return sorter.iterate(rows, sorter.mergedOrder(rows));
   }
 
   /** Tags each input row with its output partition, streaming. */

@@ -22,9 +22,15 @@ final class SortPlan implements Serializable {
   final int sampleRowsPerPartition;
   final int maxAutoPartitions;
   final long advisoryPartitionBytes;
+  final SortMetrics metrics;
 
   SortPlan(KeySpec keys, StructType inputSchema, GpuSortConf conf, int maxAutoPartitions,
       long advisoryPartitionBytes) {
+    this(keys, inputSchema, conf, maxAutoPartitions, advisoryPartitionBytes, SortMetrics.NONE);
+  }
+
+  SortPlan(KeySpec keys, StructType inputSchema, GpuSortConf conf, int maxAutoPartitions,
+      long advisoryPartitionBytes, SortMetrics metrics) {
     this.keys = keys;
     this.inputSchema = inputSchema;
     this.engine = conf.get(GpuSortConf.ENGINE);
@@ -34,6 +40,7 @@ final class SortPlan implements Serializable {
     this.sampleRowsPerPartition = conf.get(GpuSortConf.SAMPLE_ROWS_PER_PARTITION);
     this.maxAutoPartitions = maxAutoPartitions;
     this.advisoryPartitionBytes = advisoryPartitionBytes;
+    this.metrics = metrics;
   }
 
   int numFields() {

@@ -1,0 +1,64 @@
+package io.gpusort.sql;
+
+import java.io.Serializable;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.apache.spark.SparkContext;
+import org.apache.spark.sql.execution.metric.SQLMetric;
+import org.apache.spark.sql.execution.metric.SQLMetrics;
+
+/**
+ * The sort node's SQL metrics (shown in the Spark UI's SQL tab), updated by the tasks. A plan
+ * built outside a query (in unit tests) uses {@link #NONE}, whose updates go nowhere.
+ */
+final class SortMetrics implements Serializable {
+  private static final long serialVersionUID = 1L;
+
+  static final SortMetrics NONE = new SortMetrics(null);
+
+  /** Rows the node sorted and returned. */
+  final SQLMetric outputRows;
+  /** Time in the sort proper: key encoding, engine calls, tie-breaks and merges. */
+  final SQLMetric sortTimeNanos;
+  /** Engine calls, one per chunk of at most {@code spark.gpusort.chunk.maxBytes}. */
+  final SQLMetric engineChunks;
+  /** Rows whose truncated keys tied and were ordered exactly on the host. */
+  final SQLMetric tieBrokenRows;
+  /** Partitions a GPU engine failed on that were sorted on the CPU engine instead. */
+  final SQLMetric engineFallbacks;
+
+  private SortMetrics(SparkContext sc) {
+    this.outputRows = metric(sc, "number of output rows");
+    this.sortTimeNanos = sc == null ? null : SQLMetrics.createNanoTimingMetric(sc, "sort time", -1);
+    this.engineChunks = metric(sc, "engine calls (chunks)");
+    this.tieBrokenRows = metric(sc, "rows ordered by host tie-break");
+    this.engineFallbacks = metric(sc, "engine fallbacks to cpu");
+  }
+
+  static SortMetrics create(SparkContext sc) {
+    return new SortMetrics(sc);
+  }
+
+  private static SQLMetric metric(SparkContext sc, String name) {
+    return sc == null ? null : SQLMetrics.createMetric(sc, name);
+  }
+
+  /** The metrics by key, for {@code SparkPlan.metrics}. */
+  Map<String, SQLMetric> byKey() {
+    Map<String, SQLMetric> map = new LinkedHashMap<>();
+    if (outputRows != null) {
+      map.put("numOutputRows", outputRows);
+      map.put("sortTime", sortTimeNanos);
+      map.put("engineChunks", engineChunks);
+      map.put("tieBrokenRows", tieBrokenRows);
+      map.put("engineFallbacks", engineFallbacks);
+    }
+    return map;
+  }
+
+  static void add(SQLMetric metric, long value) {
+    if (metric != null) {
+      metric.add(value);
+    }
+  }
+}
