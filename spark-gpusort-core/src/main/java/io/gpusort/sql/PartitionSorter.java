@@ -40,7 +40,6 @@ final class PartitionSorter {
   private final long[] scratch;
   private final UnsafeRow left;
   private final UnsafeRow right;
-  private String engineUsed;
 
   PartitionSorter(SortPlan plan) {
     this.plan = plan;
@@ -52,11 +51,6 @@ final class PartitionSorter {
     this.scratch = new long[numWords];
     this.left = new UnsafeRow(plan.numFields());
     this.right = new UnsafeRow(plan.numFields());
-  }
-
-  /** The engine that sorted the last partition ({@code cpu}, ...), for metrics and logs. */
-  String engineUsed() {
-    return engineUsed;
   }
 
   RowBuffer buffer(Iterator<InternalRow> input) {
@@ -248,7 +242,6 @@ final class PartitionSorter {
     SortEngine engine = Engines.forChoice(plan.engine);
     try {
       engine.sort(batch, permutation);
-      engineUsed = engine.name();
       SortMetrics.add(plan.metrics.engineChunks, 1);
     } catch (EngineException e) {
       SortEngine cpu = Engines.cpu();
@@ -258,7 +251,6 @@ final class PartitionSorter {
       LOG.warn("The {} engine failed on {} rows; sorting this partition on the CPU engine",
           engine.name(), batch.numRows(), e);
       cpu.sort(batch, permutation);
-      engineUsed = cpu.name();
       SortMetrics.add(plan.metrics.engineChunks, 1);
       SortMetrics.add(plan.metrics.engineFallbacks, 1);
     }
