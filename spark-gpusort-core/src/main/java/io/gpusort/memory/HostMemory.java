@@ -35,16 +35,6 @@ public final class HostMemory {
     return BYTES_IN_USE.get();
   }
 
-  /** Bytes kept idle by the buffer pool for reuse: allocated, but not in use. */
-  public static long bytesPooled() {
-    return HostBufferPool.SHARED.idleBytes();
-  }
-
-  /** Frees the pool's idle buffers. */
-  public static void trimPool() {
-    HostBufferPool.SHARED.trim();
-  }
-
   static void track(long deltaBytes) {
     BYTES_IN_USE.addAndGet(deltaBytes);
   }
