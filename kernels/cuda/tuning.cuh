@@ -1,0 +1,113 @@
+// Launch parameters of every kernel, per GPU family: the one place to tune them.
+//
+// Device code reads the macros; the engines read the same values at module load from the
+// __device__ tables each module exports (gpusort_radix_tuning, gpusort_oddeven_tuning), so a
+// retuned value needs no change on the host side. The benchmark harness may override any of them
+// with -D to time variants in one run; the shipped binaries are built without overrides.
+#ifndef GPUSORT_TUNING_CUH
+#define GPUSORT_TUNING_CUH
+
+// Odd-even hybrid (oddeven.cu): ODDEVEN_* for 32-bit keys, ODDEVEN_*_64 for 64-bit keys. Each
+// THREADS and ITEMS a power of two; SORT_ITEMS in [2, 32]; the sort tile (THREADS * ITEMS) takes 8
+// bytes of static shared memory per item for 32-bit keys, 12 for 64-bit keys (48 KB at most); the
+// merge tile is at most twice the sort tile. The 4-way merge tile (MERGE4_THREADS * MERGE4_ITEMS)
+// takes the same 8 or 12 bytes per item (48 KB at most) and is at most four times the sort tile.
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+// Hopper (sm_90: H100, H200) and newer, through the compute_90 PTX; also what host code sees.
+#define GPUSORT_RADIX_HIST_ITEMS 16
+#define GPUSORT_RADIX_SWEEP_ITEMS_32 20
+#define GPUSORT_RADIX_SWEEP_ITEMS_64 14
+#define GPUSORT_RADIX_SWEEP_MIN_BLOCKS 3
+#define GPUSORT_ODDEVEN_SORT_THREADS 256
+#define GPUSORT_ODDEVEN_SORT_ITEMS 16
+#define GPUSORT_ODDEVEN_MERGE_THREADS 256
+#define GPUSORT_ODDEVEN_MERGE_ITEMS 8
+#define GPUSORT_ODDEVEN_MERGE4_THREADS 256
+#define GPUSORT_ODDEVEN_MERGE4_ITEMS 16
+#define GPUSORT_ODDEVEN_SORT_THREADS_64 256
+#define GPUSORT_ODDEVEN_SORT_ITEMS_64 16
+#define GPUSORT_ODDEVEN_MERGE_THREADS_64 256
+#define GPUSORT_ODDEVEN_MERGE_ITEMS_64 8
+#define GPUSORT_ODDEVEN_MERGE4_THREADS_64 128
+#define GPUSORT_ODDEVEN_MERGE4_ITEMS_64 16
+#else
+// Ampere (sm_80: A100) and the families between.
+#define GPUSORT_RADIX_HIST_ITEMS 16
+#define GPUSORT_RADIX_SWEEP_ITEMS_32 16
+#define GPUSORT_RADIX_SWEEP_ITEMS_64 12
+#define GPUSORT_RADIX_SWEEP_MIN_BLOCKS 3
+#define GPUSORT_ODDEVEN_SORT_THREADS 256
+#define GPUSORT_ODDEVEN_SORT_ITEMS 16
+#define GPUSORT_ODDEVEN_MERGE_THREADS 256
+#define GPUSORT_ODDEVEN_MERGE_ITEMS 8
+#define GPUSORT_ODDEVEN_MERGE4_THREADS 256
+#define GPUSORT_ODDEVEN_MERGE4_ITEMS 16
+#define GPUSORT_ODDEVEN_SORT_THREADS_64 256
+#define GPUSORT_ODDEVEN_SORT_ITEMS_64 16
+#define GPUSORT_ODDEVEN_MERGE_THREADS_64 256
+#define GPUSORT_ODDEVEN_MERGE_ITEMS_64 8
+#define GPUSORT_ODDEVEN_MERGE4_THREADS_64 128
+#define GPUSORT_ODDEVEN_MERGE4_ITEMS_64 16
+#endif
+
+// Fixed by the kernels' structure (one thread per digit value in the per-digit steps).
+#define RADIX_HIST_THREADS 256
+#define RADIX_SWEEP_THREADS_32 256
+#define RADIX_SWEEP_THREADS_64 256
+
+#ifndef RADIX_HIST_ITEMS
+#define RADIX_HIST_ITEMS GPUSORT_RADIX_HIST_ITEMS
+#endif
+#ifndef RADIX_SWEEP_ITEMS_32
+#define RADIX_SWEEP_ITEMS_32 GPUSORT_RADIX_SWEEP_ITEMS_32
+#endif
+#ifndef RADIX_SWEEP_ITEMS_64
+#define RADIX_SWEEP_ITEMS_64 GPUSORT_RADIX_SWEEP_ITEMS_64
+#endif
+#ifndef RADIX_SWEEP_MIN_BLOCKS_32
+#define RADIX_SWEEP_MIN_BLOCKS_32 RADIX_SWEEP_MIN_BLOCKS
+#endif
+#ifndef RADIX_SWEEP_MIN_BLOCKS_64
+#define RADIX_SWEEP_MIN_BLOCKS_64 RADIX_SWEEP_MIN_BLOCKS
+#endif
+#ifndef RADIX_SWEEP_MIN_BLOCKS
+#define RADIX_SWEEP_MIN_BLOCKS GPUSORT_RADIX_SWEEP_MIN_BLOCKS
+#endif
+#ifndef ODDEVEN_SORT_THREADS
+#define ODDEVEN_SORT_THREADS GPUSORT_ODDEVEN_SORT_THREADS
+#endif
+#ifndef ODDEVEN_SORT_ITEMS
+#define ODDEVEN_SORT_ITEMS GPUSORT_ODDEVEN_SORT_ITEMS
+#endif
+#ifndef ODDEVEN_MERGE_THREADS
+#define ODDEVEN_MERGE_THREADS GPUSORT_ODDEVEN_MERGE_THREADS
+#endif
+#ifndef ODDEVEN_MERGE_ITEMS
+#define ODDEVEN_MERGE_ITEMS GPUSORT_ODDEVEN_MERGE_ITEMS
+#endif
+#ifndef ODDEVEN_SORT_THREADS_64
+#define ODDEVEN_SORT_THREADS_64 GPUSORT_ODDEVEN_SORT_THREADS_64
+#endif
+#ifndef ODDEVEN_SORT_ITEMS_64
+#define ODDEVEN_SORT_ITEMS_64 GPUSORT_ODDEVEN_SORT_ITEMS_64
+#endif
+#ifndef ODDEVEN_MERGE_THREADS_64
+#define ODDEVEN_MERGE_THREADS_64 GPUSORT_ODDEVEN_MERGE_THREADS_64
+#endif
+#ifndef ODDEVEN_MERGE_ITEMS_64
+#define ODDEVEN_MERGE_ITEMS_64 GPUSORT_ODDEVEN_MERGE_ITEMS_64
+#endif
+#ifndef ODDEVEN_MERGE4_THREADS
+#define ODDEVEN_MERGE4_THREADS GPUSORT_ODDEVEN_MERGE4_THREADS
+#endif
+#ifndef ODDEVEN_MERGE4_ITEMS
+#define ODDEVEN_MERGE4_ITEMS GPUSORT_ODDEVEN_MERGE4_ITEMS
+#endif
+#ifndef ODDEVEN_MERGE4_THREADS_64
+#define ODDEVEN_MERGE4_THREADS_64 GPUSORT_ODDEVEN_MERGE4_THREADS_64
+#endif
+#ifndef ODDEVEN_MERGE4_ITEMS_64
+#define ODDEVEN_MERGE4_ITEMS_64 GPUSORT_ODDEVEN_MERGE4_ITEMS_64
+#endif
+
+#endif  // GPUSORT_TUNING_CUH

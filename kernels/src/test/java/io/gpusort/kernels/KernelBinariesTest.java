@@ -1,0 +1,346 @@
+package io.gpusort.kernels;
+
+import static org.junit.jupiter.api.Assertions.assertAll;
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.File;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The committed CUDA binaries against their sources: every {@code kernels/cuda/*.cu} has its
+ * fatbin and every fatbin its source, BUILD-INFO records the sources as they are now, and, where
+ * the nvcc recorded in BUILD-INFO is installed, a rebuild gives the committed bytes exactly.
+ * Also {@link KernelBinaries#load}: the packaged binary, the file override, the errors.
+ */
+class KernelBinariesTest {
+  private static final Path MODULE_DIR = moduleDir();
+  private static final Path SOURCE_DIR = MODULE_DIR.resolve("cuda");
+  private static final Path COMMITTED_DIR =
+      MODULE_DIR.resolve("src/main/resources").resolve(KernelBinaries.CUDA_RESOURCE_DIR);
+  private static final String FIX = "; run kernels/build-cuda.sh and commit its output";
+  private static final long NVCC_TIMEOUT_SECONDS = 600;
+
+  @TempDir
+  Path tempDir;
+
+  @AfterEach
+  void clearOverrides() {
+    System.clearProperty(KernelBinaries.CUDA_OVERRIDE_PROPERTY_PREFIX + "loader-test");
+    System.clearProperty(KernelBinaries.CUDA_OVERRIDE_PROPERTY_PREFIX + "no-such-kernel");
+  }
+
+  @Test
+  void everySourceHasABinaryAndEveryBinaryASource() throws IOException {
+    TreeSet<String> sources = kernelNames(SOURCE_DIR, ".cu");
+    TreeSet<String> binaries = kernelNames(COMMITTED_DIR, ".fatbin");
+    TreeSet<String> withoutBinary = new TreeSet<>(sources);
+    withoutBinary.removeAll(binaries);
+    TreeSet<String> withoutSource = new TreeSet<>(binaries);
+    withoutSource.removeAll(sources);
+    assertTrue(withoutBinary.isEmpty(), "sources in " + SOURCE_DIR + " without a fatbin in "
+        + COMMITTED_DIR + ": " + withoutBinary + FIX);
+    assertTrue(withoutSource.isEmpty(), "fatbins in " + COMMITTED_DIR + " without a source in "
+        + SOURCE_DIR + ": " + withoutSource + FIX);
+  }
+
+  /** A source or header edited after the last build means the committed binaries are stale. */
+  @Test
+  void buildInfoRecordsTheCurrentSources() throws IOException {
+    Map<String, String> current = sourceDigests();
+    Optional<BuildInfo> info = BuildInfo.read(COMMITTED_DIR.resolve("BUILD-INFO"));
+    if (info.isEmpty()) {
+      assertTrue(kernelNames(SOURCE_DIR, ".cu").isEmpty(),
+          "no " + COMMITTED_DIR.resolve("BUILD-INFO") + FIX);
+      return;
+    }
+    Map<String, String> recorded = info.get().sourceDigests();
+    List<String> stale = new ArrayList<>();
+    TreeSet<String> files = new TreeSet<>(current.keySet());
+    files.addAll(recorded.keySet());
+    for (String file : files) {
+      if (!recorded.containsKey(file)) {
+        stale.add(file + " (new)");
+      } else if (!current.containsKey(file)) {
+        stale.add(file + " (removed)");
+      } else if (!recorded.get(file).equals(current.get(file))) {
+        stale.add(file + " (changed)");
+      }
+    }
+    assertTrue(stale.isEmpty(), "CUDA sources differ from those the committed binaries were built"
+        + " from: " + stale + FIX);
+  }
+
+  /**
+   * Rebuilds every kernel with the recorded flags; skipped, with the reason, where the recorded
+   * nvcc or host compiler is not the one here.
+   */
+  @Test
+  void rebuildGivesTheCommittedBytes() throws IOException {
+    Optional<BuildInfo> found = BuildInfo.read(COMMITTED_DIR.resolve("BUILD-INFO"));
+    Assumptions.assumeTrue(found.isPresent(), "no BUILD-INFO: no CUDA binaries to rebuild");
+    BuildInfo info = found.get();
+    Optional<String> nvcc = findNvcc();
+    Assumptions.assumeTrue(nvcc.isPresent(), "nvcc is not on PATH and NVCC is not set");
+    String nvccVersion = firstLine(List.of(nvcc.get(), "--version"), "Cuda compilation tools");
+    Assumptions.assumeTrue(info.nvccVersion().equals(nvccVersion), "nvcc here (" + nvccVersion
+        + ") is not the one the binaries were built with (" + info.nvccVersion() + ")");
+    String hostCompiler = firstLine(List.of("gcc", "--version"), "");
+    Assumptions.assumeTrue(info.hostCompiler().equals(hostCompiler), "host compiler here ("
+        + hostCompiler + ") is not the one the binaries were built with (" + info.hostCompiler()
+        + ")");
+    assertAll(kernelNames(SOURCE_DIR, ".cu").stream()
+        .map(name -> () -> checkRebuild(nvcc.get(), info, name)));
+  }
+
+  private void checkRebuild(String nvcc, BuildInfo info, String name) throws Exception {
+    Path out = tempDir.resolve(name + ".fatbin");
+    List<String> command = new ArrayList<>();
+    command.add(nvcc);
+    for (String flag : info.flags().trim().split("\\s+")) {
+      command.add(flag.replace("<name>", name));
+    }
+    command.addAll(List.of("-o", out.toString(), "cuda/" + name + ".cu"));
+    String output = run(command);
+    byte[] rebuilt = Files.readAllBytes(out);
+    byte[] committed = Files.readAllBytes(COMMITTED_DIR.resolve(name + ".fatbin"));
+    if (!Arrays.equals(rebuilt, committed)) {
+      fail("cuda/" + name + ".cu rebuilt (" + rebuilt.length + " bytes) differs from the committed "
+          + COMMITTED_DIR.resolve(name + ".fatbin") + " (" + committed.length + " bytes), first at"
+          + " byte " + Arrays.mismatch(rebuilt, committed) + FIX + "\n" + output);
+    }
+  }
+
+  @Test
+  void loadsThePackagedBinaryFromTheClasspath() throws IOException {
+    byte[] expected;
+    try (var in = getClass().getClassLoader()
+        .getResourceAsStream(KernelBinaries.CUDA_RESOURCE_DIR + "loader-test.fatbin")) {
+      expected = in.readAllBytes();
+    }
+    assertTrue(expected.length > 0);
+    assertArrayEquals(expected, KernelBinaries.load("loader-test"));
+  }
+
+  @Test
+  void systemPropertyNamesAFileThatIsReadInstead() throws IOException {
+    byte[] local = {0x7f, 'E', 'L', 'F', 0, 1, 2, 3};
+    Path file = Files.write(tempDir.resolve("local.cubin"), local);
+    System.setProperty(KernelBinaries.CUDA_OVERRIDE_PROPERTY_PREFIX + "loader-test",
+        file.toString());
+    assertArrayEquals(local, KernelBinaries.load("loader-test"));
+    // the override works for a kernel the jar does not have, too
+    System.setProperty(KernelBinaries.CUDA_OVERRIDE_PROPERTY_PREFIX + "no-such-kernel",
+        file.toString());
+    assertArrayEquals(local, KernelBinaries.load("no-such-kernel"));
+  }
+
+  @Test
+  void blankOverrideMeansThePackagedBinary() {
+    System.setProperty(KernelBinaries.CUDA_OVERRIDE_PROPERTY_PREFIX + "loader-test", " ");
+    assertTrue(KernelBinaries.load("loader-test").length > 0);
+  }
+
+  @Test
+  void missingOverrideFileNamesTheFileAndTheProperty() {
+    Path missing = tempDir.resolve("missing.fatbin");
+    System.setProperty(KernelBinaries.CUDA_OVERRIDE_PROPERTY_PREFIX + "loader-test",
+        missing.toString());
+    UncheckedIOException e =
+        assertThrows(UncheckedIOException.class, () -> KernelBinaries.load("loader-test"));
+    assertTrue(e.getMessage().contains(missing.toString()), e.getMessage());
+    assertTrue(e.getMessage().contains("gpusort.kernels.cuda.loader-test"), e.getMessage());
+  }
+
+  @Test
+  void missingKernelNamesTheResource() {
+    IllegalStateException e =
+        assertThrows(IllegalStateException.class, () -> KernelBinaries.load("no-such-kernel"));
+    assertTrue(e.getMessage().contains("io/gpusort/kernels/cuda/no-such-kernel.fatbin"),
+        e.getMessage());
+  }
+
+  @Test
+  void rejectsNamesThatAreNotPlainNames() {
+    for (String name : new String[] {null, "", "../radix", "cuda/radix", "/tmp/x"}) {
+      assertThrows(IllegalArgumentException.class, () -> KernelBinaries.load(name),
+          String.valueOf(name));
+    }
+  }
+
+  /**
+   * The kernels module folder: surefire's {@code basedir}, else found from where the test
+   * classes are ({@code target/test-classes}), else the working directory or its kernels/.
+   */
+  private static Path moduleDir() {
+    List<Path> candidates = new ArrayList<>();
+    String basedir = System.getProperty("basedir");
+    if (basedir != null) {
+      candidates.add(Path.of(basedir));
+    }
+    try {
+      Path classes = Path.of(KernelBinariesTest.class.getProtectionDomain().getCodeSource()
+          .getLocation().toURI());
+      candidates.add(classes.getParent().getParent());
+    } catch (URISyntaxException | RuntimeException e) {
+      // not loaded from a folder: fall back to the working directory
+    }
+    Path cwd = Path.of(System.getProperty("user.dir"));
+    candidates.add(cwd);
+    candidates.add(cwd.resolve("kernels"));
+    for (Path candidate : candidates) {
+      Path pom = candidate.resolve("pom.xml");
+      try {
+        if (Files.isRegularFile(pom) && Files.readString(pom)
+            .contains("<artifactId>spark-gpusort-kernels</artifactId>")) {
+          return candidate.toAbsolutePath().normalize();
+        }
+      } catch (IOException e) {
+        // unreadable: try the next candidate
+      }
+    }
+    throw new IllegalStateException("cannot find the kernels module folder among " + candidates);
+  }
+
+  /** Names (without {@code suffix}) of the files in {@code dir} ending in {@code suffix}. */
+  private static TreeSet<String> kernelNames(Path dir, String suffix) throws IOException {
+    TreeSet<String> names = new TreeSet<>();
+    if (Files.isDirectory(dir)) {
+      try (Stream<Path> files = Files.list(dir)) {
+        files.map(p -> p.getFileName().toString())
+            .filter(f -> f.endsWith(suffix) && !f.startsWith("."))
+            .forEach(f -> names.add(f.substring(0, f.length() - suffix.length())));
+      }
+    }
+    return names;
+  }
+
+  /** SHA-256 of every file in cuda/, keyed as BUILD-INFO names them ({@code cuda/<file>}). */
+  private static Map<String, String> sourceDigests() throws IOException {
+    Map<String, String> digests = new TreeMap<>();
+    if (!Files.isDirectory(SOURCE_DIR)) {
+      return digests;
+    }
+    try (Stream<Path> files = Files.list(SOURCE_DIR)) {
+      for (Path file : (Iterable<Path>) files::iterator) {
+        String name = file.getFileName().toString();
+        if (Files.isRegularFile(file) && !name.startsWith(".")) {
+          digests.put("cuda/" + name, sha256(Files.readAllBytes(file)));
+        }
+      }
+    }
+    return digests;
+  }
+
+  private static String sha256(byte[] bytes) {
+    try {
+      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static Optional<String> findNvcc() {
+    String env = System.getenv("NVCC");
+    if (env != null && !env.isBlank()) {
+      return Optional.of(env);
+    }
+    String path = System.getenv("PATH");
+    if (path == null) {
+      return Optional.empty();
+    }
+    for (String dir : path.split(File.pathSeparator)) {
+      Path nvcc = Path.of(dir.isEmpty() ? "." : dir, "nvcc");
+      if (Files.isExecutable(nvcc)) {
+        return Optional.of(nvcc.toString());
+      }
+    }
+    return Optional.empty();
+  }
+
+  /** The first output line of {@code command} that starts with {@code prefix}, or "" if none. */
+  private static String firstLine(List<String> command, String prefix) {
+    try {
+      return run(command).lines().filter(l -> l.startsWith(prefix)).findFirst().orElse("");
+    } catch (IOException | InterruptedException | AssertionError e) {
+      return "";
+    }
+  }
+
+  /** Runs {@code command} in the module folder; its output, or an assertion failure naming it. */
+  private static String run(List<String> command) throws IOException, InterruptedException {
+    Path log = Files.createTempFile("kernel-binaries-test", ".log");
+    try {
+      Process process = new ProcessBuilder(command).directory(MODULE_DIR.toFile())
+          .redirectErrorStream(true).redirectOutput(log.toFile()).start();
+      process.getOutputStream().close();
+      if (!process.waitFor(NVCC_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
+        process.destroyForcibly();
+        fail(String.join(" ", command) + " did not finish in " + NVCC_TIMEOUT_SECONDS + " s");
+      }
+      String output = Files.readString(log, StandardCharsets.UTF_8);
+      assertEquals(0, process.exitValue(), () -> String.join(" ", command) + " failed:\n" + output);
+      return output;
+    } finally {
+      Files.deleteIfExists(log);
+    }
+  }
+
+  /** BUILD-INFO as build-cuda.sh writes it: {@code key: value} lines, {@code #} comments. */
+  private record BuildInfo(String nvccVersion, String hostCompiler, String flags,
+      Map<String, String> sourceDigests) {
+    static Optional<BuildInfo> read(Path file) throws IOException {
+      if (!Files.isRegularFile(file)) {
+        return Optional.empty();
+      }
+      Map<String, String> values = new TreeMap<>();
+      Map<String, String> sources = new TreeMap<>();
+      for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+        int colon = line.indexOf(": ");
+        if (line.startsWith("#") || colon < 0) {
+          continue;
+        }
+        String key = line.substring(0, colon);
+        String value = line.substring(colon + 2).trim();
+        if (key.equals("source")) {
+          String[] pathAndDigest = value.split(" ");
+          sources.put(pathAndDigest[0], pathAndDigest[1]);
+        } else {
+          values.put(key, value);
+        }
+      }
+      for (String key : List.of("nvcc", "host-compiler", "flags")) {
+        if (!values.containsKey(key)) {
+          throw new IllegalStateException(file + " has no '" + key + ":' line" + FIX);
+        }
+      }
+      return Optional.of(
+          new BuildInfo(values.get("nvcc"), values.get("host-compiler"), values.get("flags"),
+              sources));
+    }
+  }
+}
