@@ -21,6 +21,16 @@ public final class GpuSortConf {
   /** Which engine sorts. */
   public enum EngineChoice { AUTO, CPU, CUDA, VULKAN }
 
+  /** Which GPU sort algorithm the CUDA engine runs. */
+  public enum Algorithm {
+    /** Chosen per batch from its size and key width, by measurements on the device. */
+    AUTO,
+    /** LSD radix sort, 8-bit digits, one pass per non-constant digit. */
+    RADIX,
+    /** Tiles sorted by Batcher's odd-even merge sort, then merged by merge path. */
+    ODDEVEN
+  }
+
   /** How {@code GpuSort.byKey} orders the whole dataset. */
   public enum GlobalMode {
     /** Sort each input partition, range-shuffle the sorted runs, k-way merge them on the host. */
@@ -33,6 +43,26 @@ public final class GpuSortConf {
       EngineChoice.class, EngineChoice.AUTO,
       "Engine that sorts: auto picks the best that works on the executor (cuda, then vulkan, then "
           + "cpu); cpu, cuda and vulkan demand that engine and fail when it is not available.");
+
+  public static final ConfEntry<Algorithm> ALGORITHM = enumEntry("spark.gpusort.algorithm",
+      Algorithm.class, Algorithm.AUTO,
+      "GPU sort algorithm: radix (LSD radix, constant digits skipped), oddeven (odd-even merge "
+          + "sort of tiles, then merge-path merges: the Kochi paper's hybrid) or auto, which picks "
+          + "per batch by size and key width.");
+
+  public static final ConfEntry<Integer> CUDA_DEVICE = intEntry("spark.gpusort.cuda.device", -1,
+      -1, 1024,
+      "CUDA device ordinal used when Spark assigned the task no GPU address; -1 means device 0.");
+
+  public static final ConfEntry<Long> DEVICE_MEMORY_BYTES = bytesEntry(
+      "spark.gpusort.cuda.memoryBudget", 0L, 0L, 1L << 44,
+      "Device memory the CUDA engine may hold per device; 0 means 80% of the device's free memory "
+          + "when the engine starts. A batch that needs more is sorted in device-sized pieces and "
+          + "merged on the host.");
+
+  public static final ConfEntry<Integer> CONCURRENT_GPU_TASKS = intEntry(
+      "spark.gpusort.cuda.concurrentTasks", 2, 1, 1024,
+      "Tasks of one executor that may sort on one GPU at the same time; others wait.");
 
   public static final ConfEntry<Boolean> STRICT = booleanEntry("spark.gpusort.strict", false,
       "When true, a sort key that no engine can encode (map, array, struct, variant, interval, "

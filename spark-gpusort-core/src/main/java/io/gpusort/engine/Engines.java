@@ -1,15 +1,27 @@
 package io.gpusort.engine;
 
+import io.gpusort.config.GpuSortConf.Algorithm;
 import io.gpusort.config.GpuSortConf.EngineChoice;
 import io.gpusort.engine.cpu.CpuRadixEngine;
+import io.gpusort.engine.cuda.CudaEngine;
+import java.util.HashMap;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The engines of this process, created once and shared by every task of an executor: the CPU
  * engine's worker threads are one pool for the whole JVM, so concurrent tasks do not oversubscribe
- * the cores.
+ * the cores, and a GPU engine holds one context and one memory pool per device. Engines handed out
+ * here are shared: closing one does nothing.
  */
 public final class Engines {
+  private static final Logger LOG = LoggerFactory.getLogger(Engines.class);
   private static volatile SortEngine cpu;
+  /** CUDA engines by device ordinal and algorithm; never closed (they live as long as the JVM). */
+  private static final Map<String, SortEngine> CUDA = new HashMap<>();
+  /** Why {@code auto} could not open a CUDA device here, once known; logged once. */
+  private static String cudaUnusable;
 
   private Engines() {}
 
@@ -20,7 +32,7 @@ public final class Engines {
       synchronized (Engines.class) {
         engine = cpu;
         if (engine == null) {
-          engine = new CpuRadixEngine(Runtime.getRuntime().availableProcessors());
+          engine = new Shared(new CpuRadixEngine(Runtime.getRuntime().availableProcessors()));
           cpu = engine;
         }
       }
@@ -29,25 +41,121 @@ public final class Engines {
   }
 
   /**
-   * The engine for {@code choice}: {@code AUTO} is the best that works here.
+   * The engine {@code options} ask for: {@code AUTO} is the best that works here (CUDA when a
+   * device opens, else the CPU engine; it never fails for want of a GPU or of {@code libcuda}).
+   *
+   * @throws EngineUnavailableException when a specific engine was demanded and is not available
+   */
+  public static SortEngine create(EngineOptions options) {
+    switch (options.engine()) {
+      case CPU:
+        return cpu();
+      case CUDA:
+        try {
+          return cuda(options);
+        } catch (EngineException e) {
+          throw new EngineUnavailableException(
+              "spark.gpusort.engine=cuda, but no CUDA device works here: " + e.getMessage());
+        }
+      case AUTO:
+        synchronized (Engines.class) {
+          if (cudaUnusable != null) {
+            return cpu();
+          }
+        }
+        if (!CudaEngine.available()) {
+          markCudaUnusable(CudaEngine.unavailableReason());
+          return cpu();
+        }
+        try {
+          return cuda(options);
+        } catch (EngineException | LinkageError e) {
+          markCudaUnusable(e.toString());
+          return cpu();
+        }
+      case VULKAN:
+        throw new EngineUnavailableException(
+            "spark.gpusort.engine=vulkan, but this build has no Vulkan engine yet; use auto, cuda "
+                + "or cpu");
+      default:
+        throw new IllegalArgumentException("unknown engine " + options.engine());
+    }
+  }
+
+  /**
+   * The engine for {@code choice} with default options.
    *
    * @throws EngineUnavailableException when a specific engine was demanded and is not available
    */
   public static SortEngine forChoice(EngineChoice choice) {
-    checkAvailable(choice);
-    return cpu();
+    return create(EngineOptions.defaults(choice));
   }
 
   /** Throws unless {@code choice} can run in this process. */
   public static void checkAvailable(EngineChoice choice) {
     switch (choice) {
       case AUTO, CPU -> { }
-      case CUDA -> throw new EngineUnavailableException(
-          "spark.gpusort.engine=cuda, but this build has no CUDA engine yet; use auto or cpu");
+      case CUDA -> {
+        if (!CudaEngine.available()) {
+          throw new EngineUnavailableException("spark.gpusort.engine=cuda, but CUDA is not "
+              + "usable here: " + CudaEngine.unavailableReason() + "; use auto or cpu");
+        }
+      }
       case VULKAN -> throw new EngineUnavailableException(
-          "spark.gpusort.engine=vulkan, but this build has no Vulkan engine yet; use auto or cpu");
+          "spark.gpusort.engine=vulkan, but this build has no Vulkan engine yet; use auto, cuda or "
+              + "cpu");
       default -> throw new IllegalArgumentException("unknown engine " + choice);
     }
+  }
+
+  private static SortEngine cuda(EngineOptions options) {
+    int device = Math.max(0, options.cudaDevice());
+    Algorithm algorithm = options.algorithm();
+    String key = device + "/" + algorithm;
+    synchronized (Engines.class) {
+      SortEngine engine = CUDA.get(key);
+      if (engine == null) {
+        CudaEngine created = new CudaEngine(options.withCudaDevice(device));
+        LOG.info("Sorting on CUDA {} with algorithm {}", created.deviceDescription(),
+            algorithm.name().toLowerCase(java.util.Locale.ROOT));
+        engine = new Shared(created);
+        CUDA.put(key, engine);
+      }
+      return engine;
+    }
+  }
+
+  private static synchronized void markCudaUnusable(String reason) {
+    if (cudaUnusable == null) {
+      cudaUnusable = reason;
+      LOG.info("spark.gpusort.engine=auto: no CUDA device ({}); sorting on the CPU engine",
+          reason);
+    }
+  }
+
+  /**
+   * A process-wide engine as handed out: every task shares it, so {@code close()} does nothing
+   * (the engine lives as long as the JVM).
+   */
+  private record Shared(SortEngine engine) implements SortEngine {
+    @Override
+    public String name() {
+      return engine.name();
+    }
+
+    @Override
+    public void sort(KeyBatch keys, io.gpusort.memory.HostBuffer permutation) {
+      engine.sort(keys, permutation);
+    }
+
+    @Override
+    public void sortAll(java.util.List<KeyBatch> batches,
+        java.util.List<io.gpusort.memory.HostBuffer> permutations) {
+      engine.sortAll(batches, permutations);
+    }
+
+    @Override
+    public void close() {}
   }
 
   /** The engine demanded by configuration cannot run here. */

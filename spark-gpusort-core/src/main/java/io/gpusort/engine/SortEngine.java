@@ -1,6 +1,7 @@
 package io.gpusort.engine;
 
 import io.gpusort.memory.HostBuffer;
+import java.util.List;
 
 /**
  * Sorts encoded keys. The one operation every engine (CPU, CUDA, Vulkan) implements, and the one
@@ -18,6 +19,23 @@ public interface SortEngine extends AutoCloseable {
    * @throws EngineException if the engine fails; the caller may retry on another engine
    */
   void sort(KeyBatch keys, HostBuffer permutation);
+
+  /**
+   * Sorts each batch into the permutation at the same index, as {@link #sort} would. A GPU engine
+   * overlaps the transfers of one batch with the sort of another (upload of batch i + 1, sort of
+   * batch i and download of batch i - 1 at once); the default sorts them one after another.
+   *
+   * @throws EngineException if the engine fails on any batch; the caller may retry all of them
+   */
+  default void sortAll(List<KeyBatch> batches, List<HostBuffer> permutations) {
+    if (batches.size() != permutations.size()) {
+      throw new IllegalArgumentException(batches.size() + " batches but " + permutations.size()
+          + " permutations");
+    }
+    for (int i = 0; i < batches.size(); i++) {
+      sort(batches.get(i), permutations.get(i));
+    }
+  }
 
   @Override
   default void close() {}

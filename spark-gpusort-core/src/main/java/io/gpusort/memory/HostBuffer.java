@@ -33,6 +33,45 @@ public final class HostBuffer implements AutoCloseable {
     return HostBufferPool.SHARED.acquire(sizeBytes);
   }
 
+  /**
+   * Like {@link #acquire}, from page-locked memory once a GPU engine has registered its allocator
+   * with {@link #usePinnedAllocator}: the buffers that go to and come from the device (encoded
+   * keys, permutations), which the engine can then transfer with no staging copy. Before that, or with
+   * no GPU engine, the same as {@link #acquire}.
+   */
+  public static HostBuffer acquireTransferable(long sizeBytes) {
+    checkSize(sizeBytes);
+    HostBufferPool pool = HostBufferPool.pinned;
+    if (pool != null) {
+      try {
+        return pool.acquire(sizeBytes);
+      } catch (RuntimeException e) {
+        // Page-locked memory is limited by the OS: plain memory still works, only slower to move.
+      }
+    }
+    return HostBufferPool.SHARED.acquire(sizeBytes);
+  }
+
+  /**
+   * Makes {@link #acquireTransferable} take page-locked memory from {@code allocator}, keeping at
+   * most {@code maxIdleBytes} of it for reuse. The first registration wins; later calls return
+   * false and change nothing.
+   */
+  public static boolean usePinnedAllocator(NativeAllocator allocator, long maxIdleBytes) {
+    synchronized (HostBufferPool.class) {
+      if (HostBufferPool.pinned != null) {
+        return false;
+      }
+      HostBufferPool.pinned = new HostBufferPool(allocator, maxIdleBytes);
+      return true;
+    }
+  }
+
+  /** Whether this buffer is page-locked memory that a GPU engine can DMA to and from directly. */
+  public boolean isPinned() {
+    return pool != null && pool.pinned();
+  }
+
   private static void checkSize(long sizeBytes) {
     if (sizeBytes < 0) {
       throw new IllegalArgumentException("negative buffer size: " + sizeBytes);

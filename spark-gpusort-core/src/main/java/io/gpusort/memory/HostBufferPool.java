@@ -14,14 +14,27 @@ final class HostBufferPool {
   static final HostBufferPool SHARED = new HostBufferPool(
       Long.getLong("gpusort.memory.poolMaxIdleBytes", 2L << 30));
 
+  /** The pinned pool, once a GPU engine has registered its allocator; null before. */
+  static volatile HostBufferPool pinned;
+
   private static final long MIN_CLASS_BYTES = 64 << 10;
 
+  private final NativeAllocator allocator;
   private final long maxIdleBytes;
   private final Map<Long, ArrayDeque<Long>> idle = new HashMap<>();
   private long idleBytes;
 
   HostBufferPool(long maxIdleBytes) {
+    this(NativeAllocator.UNSAFE, maxIdleBytes);
+  }
+
+  HostBufferPool(NativeAllocator allocator, long maxIdleBytes) {
+    this.allocator = allocator;
     this.maxIdleBytes = maxIdleBytes;
+  }
+
+  boolean pinned() {
+    return allocator.pinned();
   }
 
   synchronized HostBuffer acquire(long sizeBytes) {
@@ -33,14 +46,14 @@ final class HostBufferPool {
       idleBytes -= classBytes;
       HostMemory.track(classBytes);
     } else {
-      address = HostMemory.allocate(classBytes);
+      address = HostMemory.allocate(allocator, classBytes);
     }
     return HostBuffer.pooled(address, classBytes, this);
   }
 
   synchronized void release(long address, long classBytes) {
     if (idleBytes + classBytes > maxIdleBytes) {
-      HostMemory.free(address, classBytes);
+      HostMemory.free(allocator, address, classBytes);
       return;
     }
     idle.computeIfAbsent(classBytes, k -> new ArrayDeque<>()).push(address);
@@ -53,7 +66,7 @@ final class HostBufferPool {
     for (Map.Entry<Long, ArrayDeque<Long>> e : idle.entrySet()) {
       for (long address : e.getValue()) {
         HostMemory.track(e.getKey());
-        HostMemory.free(address, e.getKey());
+        HostMemory.free(allocator, address, e.getKey());
       }
     }
     idle.clear();

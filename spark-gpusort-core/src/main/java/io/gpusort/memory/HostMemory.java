@@ -40,13 +40,21 @@ public final class HostMemory {
   }
 
   static long allocate(long sizeBytes) {
-    long address = UNSAFE.allocateMemory(Math.max(1, sizeBytes));
+    return allocate(NativeAllocator.UNSAFE, sizeBytes);
+  }
+
+  static void free(long address, long sizeBytes) {
+    free(NativeAllocator.UNSAFE, address, sizeBytes);
+  }
+
+  static long allocate(NativeAllocator allocator, long sizeBytes) {
+    long address = allocator.allocate(sizeBytes);
     BYTES_IN_USE.addAndGet(sizeBytes);
     return address;
   }
 
-  static void free(long address, long sizeBytes) {
-    UNSAFE.freeMemory(address);
+  static void free(NativeAllocator allocator, long address, long sizeBytes) {
+    allocator.free(address, sizeBytes);
     BYTES_IN_USE.addAndGet(-sizeBytes);
   }
 

@@ -1,6 +1,7 @@
 package io.gpusort.sql;
 
 import io.gpusort.engine.EngineException;
+import io.gpusort.engine.EngineOptions;
 import io.gpusort.engine.Engines;
 import io.gpusort.engine.KeyBatch;
 import io.gpusort.engine.SortEngine;
@@ -14,6 +15,9 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.NoSuchElementException;
+import java.util.function.Function;
+import org.apache.spark.TaskContext;
+import org.apache.spark.resource.ResourceInformation;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
@@ -40,9 +44,16 @@ final class PartitionSorter {
   private final long[] scratch;
   private final UnsafeRow left;
   private final UnsafeRow right;
+  /** The engine for given options; {@link Engines#create} but in tests. */
+  private final Function<EngineOptions, SortEngine> engines;
 
   PartitionSorter(SortPlan plan) {
+    this(plan, Engines::create);
+  }
+
+  PartitionSorter(SortPlan plan, Function<EngineOptions, SortEngine> engines) {
     this.plan = plan;
+    this.engines = engines;
     this.layout = plan.keys.layout;
     this.numWords = layout.numWords();
     this.encoder = new RowKeyEncoder(plan.keys);
@@ -94,10 +105,45 @@ final class PartitionSorter {
       return order;
     }
     try (HostBuffer rowMajorKeys = HostBuffer.acquire(8L * n * numWords)) {
-      for (int c = 0; c < numChunks; c++) {
-        sortChunk(rows, chunkStarts[c], chunkStarts[c + 1], order, rowMajorKeys);
-      }
+      sortChunks(rows, chunkStarts, order, rowMajorKeys);
       return LoserTree.merge(order, chunkStarts, rowComparator(rows, rowMajorKeys));
+    }
+  }
+
+  /**
+   * Sorts every chunk on the engine in one call, so that a GPU engine overlaps the transfers of
+   * one chunk with the sort of another; each chunk's order lands in {@code order} as global row
+   * indices.
+   */
+  private void sortChunks(RowBuffer rows, int[] chunkStarts, int[] order,
+      HostBuffer rowMajorKeys) {
+    int numChunks = chunkStarts.length - 1;
+    List<HostBuffer> held = new ArrayList<>();
+    try {
+      List<KeyBatch> batches = new ArrayList<>(numChunks);
+      List<HostBuffer> permutations = new ArrayList<>(numChunks);
+      for (int c = 0; c < numChunks; c++) {
+        int from = chunkStarts[c];
+        int count = chunkStarts[c + 1] - from;
+        HostBuffer keyWords =
+            HostBuffer.acquireTransferable(KeyBatch.requiredBytes(count, numWords));
+        held.add(keyWords);
+        HostBuffer permutation = HostBuffer.acquireTransferable(4L * count);
+        held.add(permutation);
+        KeyBatch batch = new KeyBatch(keyWords, count, numWords, layout.keyBits());
+        encodeChunk(rows, from, chunkStarts[c + 1], batch, rowMajorKeys);
+        batches.add(batch);
+        permutations.add(permutation);
+      }
+      sortAllOnEngine(batches, permutations);
+      for (int c = 0; c < numChunks; c++) {
+        finishChunk(rows, chunkStarts[c], chunkStarts[c + 1], order, batches.get(c),
+            permutations.get(c));
+      }
+    } finally {
+      for (HostBuffer buffer : held) {
+        buffer.close();
+      }
     }
   }
 
@@ -204,18 +250,24 @@ final class PartitionSorter {
    */
   private void sortChunk(RowBuffer rows, int from, int to, int[] order, HostBuffer rowMajorKeys) {
     int n = to - from;
-    try (HostBuffer keyWords = HostBuffer.acquire(KeyBatch.requiredBytes(n, numWords));
-        HostBuffer permutation = HostBuffer.acquire(4L * n)) {
+    try (HostBuffer keyWords = HostBuffer.acquireTransferable(KeyBatch.requiredBytes(n, numWords));
+        HostBuffer permutation = HostBuffer.acquireTransferable(4L * n)) {
       KeyBatch batch = new KeyBatch(keyWords, n, numWords, layout.keyBits());
       encodeChunk(rows, from, to, batch, rowMajorKeys);
-      sortOnEngine(batch, permutation);
-      HostMemory.copyToArray(permutation.address(), order, from, n);
-      if (layout.needsTieBreak()) {
-        breakTies(rows, batch, order, from, to);
-      }
-      for (int i = from; i < to; i++) {
-        order[i] += from;
-      }
+      sortAllOnEngine(List.of(batch), List.of(permutation));
+      finishChunk(rows, from, to, order, batch, permutation);
+    }
+  }
+
+  /** Copies a chunk's permutation into {@code order}, breaks prefix ties, makes indices global. */
+  private void finishChunk(RowBuffer rows, int from, int to, int[] order, KeyBatch batch,
+      HostBuffer permutation) {
+    HostMemory.copyToArray(permutation.address(), order, from, to - from);
+    if (layout.needsTieBreak()) {
+      breakTies(rows, batch, order, from, to);
+    }
+    for (int i = from; i < to; i++) {
+      order[i] += from;
     }
   }
 
@@ -238,22 +290,44 @@ final class PartitionSorter {
     }
   }
 
-  private void sortOnEngine(KeyBatch batch, HostBuffer permutation) {
-    SortEngine engine = Engines.forChoice(plan.engine);
+  private void sortAllOnEngine(List<KeyBatch> batches, List<HostBuffer> permutations) {
+    SortEngine engine = engines.apply(plan.engineOptions.withCudaDevice(taskGpu()));
     try {
-      engine.sort(batch, permutation);
-      SortMetrics.add(plan.metrics.engineChunks, 1);
+      engine.sortAll(batches, permutations);
+      SortMetrics.add(plan.metrics.engineChunks, batches.size());
     } catch (EngineException e) {
       SortEngine cpu = Engines.cpu();
       if (engine == cpu) {
         throw e;
       }
+      long rows = batches.stream().mapToLong(KeyBatch::numRows).sum();
       LOG.warn("The {} engine failed on {} rows; sorting this partition on the CPU engine",
-          engine.name(), batch.numRows(), e);
-      cpu.sort(batch, permutation);
-      SortMetrics.add(plan.metrics.engineChunks, 1);
+          engine.name(), rows, e);
+      cpu.sortAll(batches, permutations);
+      SortMetrics.add(plan.metrics.engineChunks, batches.size());
       SortMetrics.add(plan.metrics.engineFallbacks, 1);
     }
+  }
+
+  /**
+   * The CUDA device of this task: the first GPU address Spark assigned it (spark.task.resource.gpu
+   * .amount), else the configured device.
+   */
+  private int taskGpu() {
+    TaskContext task = TaskContext.get();
+    if (task != null) {
+      scala.Option<ResourceInformation> assigned = task.resources().get("gpu");
+      ResourceInformation gpu = assigned.isDefined() ? assigned.get() : null;
+      if (gpu != null && gpu.addresses().length > 0) {
+        try {
+          return Integer.parseInt(gpu.addresses()[0].trim());
+        } catch (NumberFormatException e) {
+          LOG.warn("GPU address {} is not a device ordinal; using the configured device",
+              gpu.addresses()[0]);
+        }
+      }
+    }
+    return plan.engineOptions.cudaDevice();
   }
 
   /**

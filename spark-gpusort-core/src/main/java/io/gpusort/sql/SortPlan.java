@@ -3,6 +3,7 @@ package io.gpusort.sql;
 import io.gpusort.config.GpuSortConf;
 import io.gpusort.config.GpuSortConf.EngineChoice;
 import io.gpusort.config.GpuSortConf.GlobalMode;
+import io.gpusort.engine.EngineOptions;
 import java.io.Serializable;
 import org.apache.spark.sql.types.StructType;
 
@@ -16,6 +17,7 @@ final class SortPlan implements Serializable {
   final KeySpec keys;
   final StructType inputSchema;
   final EngineChoice engine;
+  final EngineOptions engineOptions;
   final long chunkBytes;
   final GlobalMode globalMode;
   final int outputPartitions;
@@ -34,6 +36,7 @@ final class SortPlan implements Serializable {
     this.keys = keys;
     this.inputSchema = inputSchema;
     this.engine = conf.get(GpuSortConf.ENGINE);
+    this.engineOptions = EngineOptions.of(conf);
     this.chunkBytes = conf.get(GpuSortConf.CHUNK_BYTES);
     this.globalMode = conf.get(GpuSortConf.GLOBAL_MODE);
     this.outputPartitions = conf.get(GpuSortConf.OUTPUT_PARTITIONS);

@@ -50,6 +50,14 @@ public abstract class EngineReferenceTests {
   /** A new engine for one test; closed by the suite after the test. */
   protected abstract SortEngine createEngine();
 
+  /**
+   * The host memory keys and permutations live in: plain off-heap memory unless a subclass
+   * chooses otherwise (a GPU engine's suite also runs on page-locked buffers).
+   */
+  protected HostBuffer allocateHostBuffer(long sizeBytes) {
+    return HostBuffer.allocate(sizeBytes);
+  }
+
   @BeforeEach
   void createEngineForTest() {
     bytesInUseBefore = HostMemory.bytesInUse();
@@ -146,8 +154,8 @@ public abstract class EngineReferenceTests {
   protected final int[] sortWithEngine(long[][] columns, int keyBits) {
     int numWords = columns.length;
     int numRows = columns[0].length;
-    try (HostBuffer words = HostBuffer.allocate(KeyBatch.requiredBytes(numRows, numWords));
-        HostBuffer out = HostBuffer.allocate(4L * numRows + GUARD_BYTES)) {
+    try (HostBuffer words = allocateHostBuffer(KeyBatch.requiredBytes(numRows, numWords));
+        HostBuffer out = allocateHostBuffer(4L * numRows + GUARD_BYTES)) {
       KeyBatch keys = new KeyBatch(words, numRows, numWords, keyBits);
       for (int w = 0; w < numWords; w++) {
         HostMemory.copyFromArray(columns[w], 0, words.address() + keys.columnOffset(w), numRows);

@@ -1,0 +1,385 @@
+package io.gpusort.engine.cuda;
+
+import io.gpusort.config.GpuSortConf.Algorithm;
+import io.gpusort.engine.EngineException;
+import io.gpusort.engine.EngineOptions;
+import io.gpusort.engine.KeyBatch;
+import io.gpusort.engine.SortEngine;
+import io.gpusort.memory.HostBuffer;
+import io.gpusort.memory.HostMemory;
+import io.gpusort.merge.LoserTree;
+import java.util.List;
+import jcuda.driver.CUdeviceptr;
+
+/**
+ * The CUDA engine: uploads a batch's key columns, sorts (key, row) pairs on the device with the
+ * radix or the odd-even kernels, and downloads the permutation.
+ *
+ * <p>Keys of at most 32 significant bits are sorted as 32-bit keys, others one 64-bit word at a
+ * time, least significant word first, each word's sort stable and carrying the order so far. A
+ * batch larger than the device memory budget is split into pieces sorted one after another on the
+ * device and merged on the host (the Kochi paper's split, sort on the device, merge on the host).
+ *
+ * <p>Thread-safe: tasks share the engine, at most {@code concurrentGpuTasks} on the device at once.
+ */
+public final class CudaEngine implements SortEngine {
+  /** Device bytes per row beyond the key columns: ping-pong keys, two value arrays, scratch. */
+  private static final long EXTRA_DEVICE_BYTES_PER_ROW = 8 + 8 + 8 + 8;
+  /**
+   * Under {@code algorithm=auto}, batches of keys of at most 32 bits up to this many rows go to the
+   * odd-even kernels, larger ones to the radix sort. Measured on the H200 (BENCHMARKS.md,
+   * 2026-11-29): odd-even 0.040 ms against radix 0.075 ms at 1e4 32-bit keys, radix ahead at 1e6
+   * (0.114 against 0.146 ms).
+   */
+  static final int AUTO_ODDEVEN_MAX_ROWS_32 = 100_000;
+  /**
+   * The same for one 64-bit word: odd-even ahead at 1e4 (0.052 against 0.116 ms) and 1e6 (0.176
+   * against 0.212 ms), level at 1e7, radix ahead at 1e8. Wider keys always take the radix sort,
+   * which skips constant words and digits.
+   */
+  static final int AUTO_ODDEVEN_MAX_ROWS_64 = 2_000_000;
+
+  private final EngineOptions options;
+  private final CudaDevice device;
+  private volatile boolean closed;
+
+  /**
+   * Opens the device {@code options.cudaDevice()} (0 when -1).
+   *
+   * @throws EngineException when the driver, the device or the kernels cannot be loaded
+   */
+  public CudaEngine(EngineOptions options) {
+    if (!Cuda.available()) {
+      throw new EngineException("no CUDA device: " + Cuda.unavailableReason());
+    }
+    this.options = options;
+    int ordinal = Math.max(0, options.cudaDevice());
+    if (ordinal >= Cuda.deviceCount()) {
+      throw new EngineException("CUDA device " + ordinal + " asked for, but the driver reports "
+          + Cuda.deviceCount());
+    }
+    try {
+      device = CudaDevice.acquire(ordinal, options.deviceMemoryBudgetBytes(),
+          options.concurrentGpuTasks());
+    } catch (EngineException e) {
+      throw e;
+    } catch (RuntimeException | LinkageError e) {
+      // A kernel binary missing from the classpath, JCuda's native library refusing to load, ...
+      throw new EngineException("CUDA device " + ordinal + " could not be opened: " + e, e);
+    }
+  }
+
+  /** Whether a CUDA device can be used in this process. */
+  public static boolean available() {
+    return Cuda.available();
+  }
+
+  /** Why {@link #available()} is false, or null. */
+  public static String unavailableReason() {
+    return Cuda.unavailableReason();
+  }
+
+  @Override
+  public String name() {
+    return "cuda";
+  }
+
+  /** The device's name and ordinal, for logs. */
+  public String deviceDescription() {
+    return device.name + " (device " + device.ordinal + ", sm_" + device.computeCapability + ")";
+  }
+
+  /** The device memory budget of this engine's device. */
+  public long deviceBudgetBytes() {
+    return device.memory.budgetBytes();
+  }
+
+  /** Device memory held by sorts in progress, excluding idle workspaces and cached blocks. */
+  public long deviceBytesInUse() {
+    return device.memory.inUseBytes() - device.idleWorkspaceBytes();
+  }
+
+  /** Device memory allocated by this engine's device, cached blocks included. */
+  public long deviceBytesAllocated() {
+    return device.memory.allocatedBytes();
+  }
+
+  @Override
+  public void sort(KeyBatch keys, HostBuffer permutation) {
+    if (closed) {
+      throw new IllegalStateException("engine closed");
+    }
+    int n = keys.numRows();
+    if (permutation.sizeBytes() < 4L * n) {
+      throw new IllegalArgumentException("permutation buffer of " + permutation.sizeBytes()
+          + " bytes is too small for " + n + " rows");
+    }
+    int words = (keys.keyBits() + 63) / 64;
+    if (n <= 1 || words == 0) {
+      fillIdentity(permutation.address(), n);
+      return;
+    }
+    Workspace ws;
+    try {
+      ws = device.begin();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new EngineException("interrupted while waiting for the GPU", e);
+    }
+    boolean healthy = false;
+    try {
+      long rowsPerPiece = rowsPerPiece(words);
+      if (n <= rowsPerPiece) {
+        sortPiece(ws, keys, words, 0, n, permutation);
+      } else {
+        sortInPieces(ws, keys, words, (int) rowsPerPiece, permutation);
+      }
+      healthy = true;
+    } finally {
+      device.done(ws, healthy);
+    }
+  }
+
+  /** Rows whose sort fits the device memory budget at once. */
+  private long rowsPerPiece(int words) {
+    // Blocks under 256 MiB are rounded up to powers of two by the pool: leave room for that.
+    long bytesPerRow = (8L * words + EXTRA_DEVICE_BYTES_PER_ROW) * 3 / 2;
+    long available = device.memory.budgetBytes() - device.memory.inUseBytes();
+    return Math.max(1 << 20, available / bytesPerRow);
+  }
+
+  /**
+   * Sorts rows {@code [from, from + count)} on the device into {@code permutation} at the same
+   * rows, as indices relative to {@code from}.
+   */
+  private void sortPiece(Workspace ws, KeyBatch keys, int words, int from, int count,
+      HostBuffer permutation) {
+    try (Stage stage = new Stage(ws, keys, words, from, count, permutation)) {
+      stage.start();
+      stage.sortAndDownload();
+      stage.complete();
+    }
+  }
+
+  /**
+   * Overlaps batches on two streams: while batch i sorts, batch i + 1 uploads and batch i - 1
+   * downloads. Falls back to one batch after another when a batch needs the device to itself.
+   */
+  @Override
+  public void sortAll(List<KeyBatch> batches, List<HostBuffer> permutations) {
+    int k = batches.size();
+    if (k != permutations.size()) {
+      throw new IllegalArgumentException(k + " batches but " + permutations.size()
+          + " permutations");
+    }
+    if (k < 2 || !fitTwoAtOnce(batches)) {
+      SortEngine.super.sortAll(batches, permutations);
+      return;
+    }
+    Workspace first;
+    try {
+      first = device.begin();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new EngineException("interrupted while waiting for the GPU", e);
+    }
+    Workspace second = null;
+    Stage[] stages = new Stage[k];
+    boolean healthy = false;
+    try {
+      second = device.beginExtra();
+      Workspace[] ws = {first, second};
+      for (int i = 0; i < 2; i++) {
+        stages[i] = stage(ws[i], batches.get(i), permutations.get(i));
+        stages[i].start();
+      }
+      stages[0].sortAndDownload();
+      for (int i = 1; i < k; i++) {
+        stages[i].sortAndDownload();
+        stages[i - 1].complete();
+        stages[i - 1].close();
+        if (i + 1 < k) {
+          stages[i + 1] = stage(ws[(i + 1) % 2], batches.get(i + 1), permutations.get(i + 1));
+          stages[i + 1].start();
+        }
+      }
+      stages[k - 1].complete();
+      healthy = true;
+    } finally {
+      for (Stage stage : stages) {
+        if (stage != null) {
+          stage.close();
+        }
+      }
+      if (second != null) {
+        device.doneExtra(second, healthy);
+      }
+      device.done(first, healthy);
+    }
+  }
+
+  private Stage stage(Workspace ws, KeyBatch keys, HostBuffer permutation) {
+    if (permutation.sizeBytes() < 4L * keys.numRows()) {
+      throw new IllegalArgumentException("permutation buffer of " + permutation.sizeBytes()
+          + " bytes is too small for " + keys.numRows() + " rows");
+    }
+    return new Stage(ws, keys, (keys.keyBits() + 63) / 64, 0, keys.numRows(), permutation);
+  }
+
+  private boolean fitTwoAtOnce(List<KeyBatch> batches) {
+    for (KeyBatch b : batches) {
+      int words = (b.keyBits() + 63) / 64;
+      if (words > 0 && b.numRows() > rowsPerPiece(words) / 2) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * One batch or piece on a workspace: upload ({@link #start}), sort and download ({@link
+   * #sortAndDownload}), wait ({@link #complete}). Its device buffers go back to the pool on
+   * {@link #close}, after the stream is done with them.
+   */
+  private final class Stage implements AutoCloseable {
+    private final Workspace ws;
+    private final KeyBatch keys;
+    private final int words;
+    private final int from;
+    private final int count;
+    private final HostBuffer permutation;
+    private final Algorithm algorithm;
+    private DeviceBuffer columns;
+    private DeviceSort sort;
+    private boolean identity;
+    private boolean asynchronousDownload;
+
+    Stage(Workspace ws, KeyBatch keys, int words, int from, int count, HostBuffer permutation) {
+      this.ws = ws;
+      this.keys = keys;
+      this.words = words;
+      this.from = from;
+      this.count = count;
+      this.permutation = permutation;
+      this.algorithm = chooseAlgorithm(keys.keyBits(), count);
+    }
+
+    void start() {
+      if (count <= 1 || words == 0) {
+        identity = true;
+        return;
+      }
+      columns = device.memory.allocate(8L * words * count);
+      for (int w = 0; w < words; w++) {
+        Transfers.upload(ws, keys.words().address() + keys.columnOffset(w) + 8L * from,
+            keys.words().isPinned(), columns.at(8L * w * count), 8L * count);
+      }
+      sort = new DeviceSort(ws, columns, words, count, keys.keyBits() <= 32);
+      if (algorithm == Algorithm.RADIX) {
+        sort.enqueueFirstCounts();
+      }
+    }
+
+    void sortAndDownload() {
+      if (identity) {
+        return;
+      }
+      CUdeviceptr result = algorithm == Algorithm.ODDEVEN ? sort.oddeven() : sort.radix();
+      long target = permutation.address() + 4L * from;
+      if (result == null) {
+        identity = true;
+      } else if (permutation.isPinned()) {
+        Transfers.enqueueDownload(ws, result, target, 4L * count);
+        asynchronousDownload = true;
+      } else {
+        Transfers.download(ws, result, target, false, 4L * count);
+      }
+    }
+
+    void complete() {
+      if (asynchronousDownload || sort != null) {
+        ws.synchronize();
+      }
+      if (identity) {
+        fillIdentity(permutation.address() + 4L * from, count);
+      }
+    }
+
+    @Override
+    public void close() {
+      if (sort == null && columns == null) {
+        return;
+      }
+      // Buffers go back to the pool only once the stream has finished with them; after a failure
+      // the stream may report the same error again, which changes nothing here.
+      jcuda.driver.JCudaDriver.cuStreamSynchronize(ws.stream);
+      if (sort != null) {
+        sort.close();
+        sort = null;
+      }
+      if (columns != null) {
+        columns.close();
+        columns = null;
+      }
+    }
+  }
+
+  private Algorithm chooseAlgorithm(int keyBits, int n) {
+    Algorithm chosen = options.algorithm();
+    if (chosen != Algorithm.AUTO) {
+      return chosen;
+    }
+    if (keyBits <= 32) {
+      return n <= AUTO_ODDEVEN_MAX_ROWS_32 ? Algorithm.ODDEVEN : Algorithm.RADIX;
+    }
+    return keyBits <= 64 && n <= AUTO_ODDEVEN_MAX_ROWS_64 ? Algorithm.ODDEVEN : Algorithm.RADIX;
+  }
+
+  /** Sorts device-sized pieces one after another, then merges their runs on the host. */
+  private void sortInPieces(Workspace ws, KeyBatch keys, int words, int rowsPerPiece,
+      HostBuffer permutation) {
+    int n = keys.numRows();
+    int pieces = (int) ((n + (long) rowsPerPiece - 1) / rowsPerPiece);
+    int[] runStarts = new int[pieces + 1];
+    for (int p = 0; p < pieces; p++) {
+      int from = p * rowsPerPiece;
+      int count = Math.min(rowsPerPiece, n - from);
+      sortPiece(ws, keys, words, from, count, permutation);
+      runStarts[p + 1] = from + count;
+    }
+    int[] rows = new int[n];
+    HostMemory.copyToArray(permutation.address(), rows, 0, n);
+    for (int p = 0; p < pieces; p++) {
+      for (int i = runStarts[p]; i < runStarts[p + 1]; i++) {
+        rows[i] += runStarts[p];
+      }
+    }
+    int[] merged = LoserTree.merge(rows, runStarts, (a, b) -> compareRows(keys, words, a, b));
+    HostMemory.copyFromArray(merged, 0, permutation.address(), n);
+  }
+
+  /** Key order, then row order: what makes the host merge of stable runs stable. */
+  private static int compareRows(KeyBatch keys, int words, int a, int b) {
+    for (int w = 0; w < words; w++) {
+      int c = Long.compareUnsigned(keys.word(a, w), keys.word(b, w));
+      if (c != 0) {
+        return c;
+      }
+    }
+    return Integer.compare(a, b);
+  }
+
+  private static void fillIdentity(long address, int n) {
+    for (int i = 0; i < n; i++) {
+      HostMemory.putInt(address + 4L * i, i);
+    }
+  }
+
+  @Override
+  public void close() {
+    if (!closed) {
+      closed = true;
+      device.release();
+    }
+  }
+}

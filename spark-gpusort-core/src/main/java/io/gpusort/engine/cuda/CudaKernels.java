@@ -1,0 +1,130 @@
+package io.gpusort.engine.cuda;
+
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
+import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
+import static jcuda.driver.JCudaDriver.cuModuleGetGlobal;
+import static jcuda.driver.JCudaDriver.cuModuleLoadData;
+import static jcuda.driver.JCudaDriver.cuModuleUnload;
+
+import io.gpusort.kernels.KernelBinaries;
+import jcuda.Pointer;
+import jcuda.driver.CUdeviceptr;
+import jcuda.driver.CUfunction;
+import jcuda.driver.CUmodule;
+
+/**
+ * The kernels of {@code kernels/cuda}, loaded into one context from the fatbins on the classpath
+ * (or the files named by {@code gpusort.kernels.cuda.<module>}), with the launch tuning each module
+ * exports for the device's family (kernels/cuda/tuning.cuh).
+ */
+final class CudaKernels implements AutoCloseable {
+  private final CUmodule radix;
+  private final CUmodule oddeven;
+
+  final CUfunction radixHistogram32;
+  final CUfunction radixHistogram64;
+  final CUfunction radixNarrowHistogram;
+  final CUfunction radixScan;
+  final CUfunction radixOnesweep32;
+  final CUfunction radixOnesweep64;
+  final CUfunction radixOnesweep64Narrow;
+  final CUfunction radixGather64;
+  final CUfunction radixGather32;
+  final CUfunction radixNarrow;
+  final CUfunction oddevenBlockSort32;
+  final CUfunction oddevenBlockSort64;
+  final CUfunction oddevenPartition32;
+  final CUfunction oddevenPartition64;
+  final CUfunction oddevenMerge32;
+  final CUfunction oddevenMerge64;
+
+  final int histThreads;
+  final int histItems;
+  final int sweepThreads32;
+  final int sweepItems32;
+  final int sweepThreads64;
+  final int sweepItems64;
+  /** {sort threads, sort items, merge threads, merge items} for 32-bit and 64-bit keys. */
+  final int[] oddeven32 = new int[4];
+  final int[] oddeven64 = new int[4];
+
+  /** Loads both modules into the current context. */
+  CudaKernels() {
+    radix = load("radix");
+    CUmodule second = null;
+    try {
+      second = load("oddeven");
+      oddeven = second;
+      radixHistogram32 = function(radix, "radix_histogram_u32");
+      radixHistogram64 = function(radix, "radix_histogram_u64");
+      radixNarrowHistogram = function(radix, "radix_narrow_histogram");
+      radixScan = function(radix, "radix_scan");
+      radixOnesweep32 = function(radix, "radix_onesweep_u32");
+      radixOnesweep64 = function(radix, "radix_onesweep_u64");
+      radixOnesweep64Narrow = function(radix, "radix_onesweep_u64_narrow");
+      radixGather64 = function(radix, "radix_gather_u64");
+      radixGather32 = function(radix, "radix_gather_u32");
+      radixNarrow = function(radix, "radix_narrow");
+      oddevenBlockSort32 = function(oddeven, "oddeven_block_sort_u32");
+      oddevenBlockSort64 = function(oddeven, "oddeven_block_sort_u64");
+      oddevenPartition32 = function(oddeven, "oddeven_merge_partition_u32");
+      oddevenPartition64 = function(oddeven, "oddeven_merge_partition_u64");
+      oddevenMerge32 = function(oddeven, "oddeven_merge_pass_u32");
+      oddevenMerge64 = function(oddeven, "oddeven_merge_pass_u64");
+      int[] t = readTable(radix, "gpusort_radix_tuning", 6);
+      histThreads = t[0];
+      histItems = t[1];
+      sweepThreads32 = t[2];
+      sweepItems32 = t[3];
+      sweepThreads64 = t[4];
+      sweepItems64 = t[5];
+      int[] o = readTable(oddeven, "gpusort_oddeven_tuning", 12);
+      System.arraycopy(o, 0, oddeven32, 0, 4);
+      System.arraycopy(o, 4, oddeven64, 0, 4);
+    } catch (RuntimeException e) {
+      cuModuleUnload(radix);
+      if (second != null) {
+        cuModuleUnload(second);
+      }
+      throw e;
+    }
+  }
+
+  /** Keys per onesweep tile, for keys of {@code keyBytes} bytes. */
+  int sweepTile(int keyBytes) {
+    return keyBytes == 4 ? sweepThreads32 * sweepItems32 : sweepThreads64 * sweepItems64;
+  }
+
+  private static CUmodule load(String name) {
+    byte[] image = KernelBinaries.load(name);
+    CUmodule module = new CUmodule();
+    Cuda.check(cuModuleLoadData(module, image), "cuModuleLoadData",
+        "module " + name + ", " + image.length + " bytes");
+    return module;
+  }
+
+  private static CUfunction function(CUmodule module, String name) {
+    CUfunction function = new CUfunction();
+    Cuda.check(cuModuleGetFunction(function, module, name), "cuModuleGetFunction", name);
+    return function;
+  }
+
+  private static int[] readTable(CUmodule module, String name, int length) {
+    CUdeviceptr pointer = new CUdeviceptr();
+    long[] sizeBytes = new long[1];
+    Cuda.check(cuModuleGetGlobal(pointer, sizeBytes, module, name), "cuModuleGetGlobal", name);
+    if (sizeBytes[0] != 4L * length) {
+      throw new CudaException("cuModuleGetGlobal", jcuda.driver.CUresult.CUDA_ERROR_INVALID_VALUE,
+          name + " has " + sizeBytes[0] + " bytes, expected " + 4 * length);
+    }
+    int[] values = new int[length];
+    Cuda.check(cuMemcpyDtoH(Pointer.to(values), pointer, 4L * length), "cuMemcpyDtoH", name);
+    return values;
+  }
+
+  @Override
+  public void close() {
+    cuModuleUnload(radix);
+    cuModuleUnload(oddeven);
+  }
+}

@@ -1,0 +1,43 @@
+package io.gpusort.engine;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gpusort.config.GpuSortConf.EngineChoice;
+import io.gpusort.engine.Engines.EngineUnavailableException;
+import io.gpusort.engine.cuda.CudaEngine;
+import io.gpusort.memory.HostBuffer;
+import org.junit.jupiter.api.Test;
+
+/** Engine selection: auto never fails for want of a GPU; a demanded engine fails clearly. */
+class EnginesTest {
+  @Test
+  void autoIsCudaWhereADeviceWorksAndTheCpuEngineElsewhere() {
+    SortEngine auto = Engines.create(EngineOptions.defaults(EngineChoice.AUTO));
+    assertEquals(CudaEngine.available() ? "cuda" : "cpu", auto.name(),
+        "CUDA unavailable because: " + CudaEngine.unavailableReason());
+    try (HostBuffer words = HostBuffer.allocate(8 * 3);
+        HostBuffer perm = HostBuffer.allocate(4 * 3)) {
+      KeyBatch keys = new KeyBatch(words, 3, 1, 64);
+      keys.setWord(0, 0, 5);
+      keys.setWord(1, 0, -1);
+      keys.setWord(2, 0, 0);
+      auto.sort(keys, perm);
+      assertEquals("2 0 1", perm.getInt(0) + " " + perm.getInt(4) + " " + perm.getInt(8));
+    }
+  }
+
+  @Test
+  void cudaDemandedWithoutADeviceNamesTheReason() {
+    if (CudaEngine.available()) {
+      assertEquals("cuda", Engines.create(EngineOptions.defaults(EngineChoice.CUDA)).name());
+      return;
+    }
+    EngineUnavailableException e = assertThrows(EngineUnavailableException.class,
+        () -> Engines.create(EngineOptions.defaults(EngineChoice.CUDA)));
+    assertTrue(e.getMessage().contains("spark.gpusort.engine=cuda"), e.getMessage());
+    assertThrows(EngineUnavailableException.class,
+        () -> Engines.checkAvailable(EngineChoice.CUDA));
+  }
+}

@@ -1,0 +1,198 @@
+package io.gpusort.engine.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.gpusort.TestSeeds;
+import io.gpusort.config.GpuSortConf.Algorithm;
+import io.gpusort.config.GpuSortConf.EngineChoice;
+import io.gpusort.engine.EngineOptions;
+import io.gpusort.engine.Engines;
+import io.gpusort.engine.KeyBatch;
+import io.gpusort.memory.HostBuffer;
+import io.gpusort.memory.HostMemory;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** What the reference suite does not reach: pieces over the memory budget, release, huge inputs. */
+@Tag("gpu")
+class CudaEngineExtraTest {
+  private static final long SEED = TestSeeds.baseSeed();
+
+  /**
+   * A budget far under the batch: the engine sorts pieces on the device and merges them on the
+   * host, with the CPU engine's result (stability included).
+   */
+  @ParameterizedTest
+  @EnumSource(value = Algorithm.class, names = {"RADIX", "ODDEVEN"})
+  void piecesOverTheBudgetMergeOnTheHost(Algorithm algorithm) {
+    int n = 6_000_000;
+    EngineOptions options = EngineOptions.defaults(EngineChoice.CUDA).withAlgorithm(algorithm)
+        .withDeviceMemoryBudget(128L << 20);
+    try (CudaEngine engine = CudaEngineTest.openOrSkip(options);
+        HostBuffer words = HostBuffer.allocate(8L * n * 2);
+        HostBuffer gpu = HostBuffer.allocate(4L * n);
+        HostBuffer cpu = HostBuffer.allocate(4L * n)) {
+      assumeTrue(engine.deviceBudgetBytes() == 128L << 20,
+          "the device was opened earlier in this JVM with another budget");
+      SplittableRandom random = new SplittableRandom(SEED);
+      KeyBatch keys = new KeyBatch(words, n, 2, 100);
+      for (int r = 0; r < n; r++) {
+        keys.setWord(r, 0, random.nextLong(1000));  // many equal first words
+        keys.setWord(r, 1, random.nextLong() & (-1L << 28));
+      }
+      engine.sort(keys, gpu);
+      Engines.cpu().sort(keys, cpu);
+      int[] expected = new int[n];
+      int[] actual = new int[n];
+      HostMemory.copyToArray(cpu.address(), expected, 0, n);
+      HostMemory.copyToArray(gpu.address(), actual, 0, n);
+      assertArrayEquals(expected, actual, "seed " + SEED);
+      assertEquals(0, engine.deviceBytesInUse());
+    }
+  }
+
+  /**
+   * Several batches in one call run pipelined on two streams (upload of one, sort of another,
+   * download of a third); each must come out as the CPU engine sorts it alone. Page-locked and
+   * plain buffers mixed, every key width, both algorithms.
+   */
+  @ParameterizedTest
+  @EnumSource(value = Algorithm.class, names = {"RADIX", "ODDEVEN"})
+  void pipelinedBatchesMatchTheCpuEngine(Algorithm algorithm) {
+    int[] rows = {300_000, 1, 70_001, 0, 1_000_000, 4097, 250_000};
+    int[] keyBits = {64, 64, 13, 64, 40, 128, 100};
+    List<HostBuffer> held = new ArrayList<>();
+    try (CudaEngine engine = CudaEngineTest.openOrSkip(
+        EngineOptions.defaults(EngineChoice.CUDA).withAlgorithm(algorithm))) {
+      List<KeyBatch> batches = new ArrayList<>();
+      List<HostBuffer> gpu = new ArrayList<>();
+      List<HostBuffer> cpu = new ArrayList<>();
+      SplittableRandom random = new SplittableRandom(SEED);
+      for (int b = 0; b < rows.length; b++) {
+        int n = rows[b];
+        int words = (keyBits[b] + 63) / 64;
+        boolean pinned = b % 2 == 0;
+        HostBuffer w = pinned ? HostBuffer.acquireTransferable(8L * n * words + 8)
+            : HostBuffer.allocate(8L * n * words + 8);
+        HostBuffer g = pinned ? HostBuffer.acquireTransferable(4L * n + 4)
+            : HostBuffer.allocate(4L * n + 4);
+        HostBuffer c = HostBuffer.allocate(4L * n + 4);
+        held.add(w);
+        held.add(g);
+        held.add(c);
+        KeyBatch keys = new KeyBatch(w, n, words, keyBits[b]);
+        for (int r = 0; r < n; r++) {
+          for (int word = 0; word < words; word++) {
+            int bits = Math.min(64, keyBits[b] - 64 * word);
+            long value = random.nextInt(3) == 0 ? random.nextLong(16) : random.nextLong();
+            keys.setWord(r, word, bits == 64 ? value : value << (64 - bits));
+          }
+        }
+        batches.add(keys);
+        gpu.add(g);
+        cpu.add(c);
+      }
+      engine.sortAll(batches, gpu);
+      for (int b = 0; b < rows.length; b++) {
+        Engines.cpu().sort(batches.get(b), cpu.get(b));
+        int n = rows[b];
+        int[] expected = new int[n];
+        int[] actual = new int[n];
+        HostMemory.copyToArray(cpu.get(b).address(), expected, 0, n);
+        HostMemory.copyToArray(gpu.get(b).address(), actual, 0, n);
+        assertArrayEquals(expected, actual, "batch " + b + " of " + n + " rows, " + keyBits[b]
+            + " bits, seed " + SEED);
+      }
+      assertEquals(0, engine.deviceBytesInUse());
+    } finally {
+      for (HostBuffer buffer : held) {
+        buffer.close();
+      }
+    }
+  }
+
+  /** Closing the last engine of a device frees all of its device memory. */
+  @org.junit.jupiter.api.Test
+  void closingFreesTheDevice() {
+    assumeTrue(CudaDevice.openDevices() == 0, "a device is held by another engine in this JVM");
+    CudaEngine engine =
+        CudaEngineTest.openOrSkip(EngineOptions.defaults(EngineChoice.CUDA));
+    int n = 100_000;
+    try (HostBuffer words = HostBuffer.allocate(8L * n);
+        HostBuffer perm = HostBuffer.allocate(4L * n)) {
+      KeyBatch keys = new KeyBatch(words, n, 1, 64);
+      SplittableRandom random = new SplittableRandom(SEED);
+      for (int r = 0; r < n; r++) {
+        keys.setWord(r, 0, random.nextLong());
+      }
+      engine.sort(keys, perm);
+      assertTrue(engine.deviceBytesAllocated() > 0);
+    } finally {
+      engine.close();
+    }
+    assertEquals(0, CudaDevice.openDevices());
+    assertEquals(0, engine.deviceBytesAllocated(), "device memory left after close");
+  }
+
+  /**
+   * Sizes up to 1e9 rows, on the GPU host only ({@code -Dgpusort.test.largeRows=1000000000}):
+   * random 64-bit keys, checked for order, stability and being a permutation.
+   */
+  @ParameterizedTest
+  @EnumSource(value = Algorithm.class, names = {"RADIX", "ODDEVEN"})
+  void largeRows(Algorithm algorithm) {
+    int n = Integer.getInteger("gpusort.test.largeRows", 0);
+    assumeTrue(n > 0, "set gpusort.test.largeRows to run (needs about 13 bytes of host memory "
+        + "per row)");
+    try (CudaEngine engine = CudaEngineTest.openOrSkip(
+            EngineOptions.defaults(EngineChoice.CUDA).withAlgorithm(algorithm));
+        HostBuffer words = HostBuffer.acquireTransferable(8L * n);
+        HostBuffer perm = HostBuffer.acquireTransferable(4L * n)) {
+      KeyBatch keys = new KeyBatch(words, n, 1, 64);
+      long base = words.address();
+      IntStream.range(0, 64).parallel().forEach(part -> {
+        SplittableRandom random = new SplittableRandom(SEED + part);
+        long from = (long) n * part / 64;
+        long to = (long) n * (part + 1) / 64;
+        for (long r = from; r < to; r++) {
+          // A quarter of the keys repeat a small set, so that stability is exercised.
+          long key = random.nextInt(4) == 0 ? random.nextLong(1 << 16) : random.nextLong();
+          HostMemory.putLong(base + 8 * r, key);
+        }
+      });
+      long start = System.nanoTime();
+      engine.sort(keys, perm);
+      long sortMillis = (System.nanoTime() - start) / 1_000_000;
+      checkLarge(keys, perm, n);
+      System.out.printf("cuda %s: %d rows sorted in %d ms (checked)%n", algorithm, n, sortMillis);
+    }
+  }
+
+  private static void checkLarge(KeyBatch keys, HostBuffer perm, int n) {
+    long permBase = perm.address();
+    long[] seen = new long[(n + 63) / 64];
+    for (int i = 0; i < n; i++) {
+      int row = HostMemory.getInt(permBase + 4L * i);
+      if (row < 0 || row >= n || (seen[row >>> 6] & (1L << row)) != 0) {
+        fail("position " + i + " holds row " + row + ": not a permutation (seed " + SEED + ")");
+      }
+      seen[row >>> 6] |= 1L << row;
+    }
+    int bad = IntStream.range(1, n).parallel().filter(i -> {
+      int a = HostMemory.getInt(permBase + 4L * (i - 1));
+      int b = HostMemory.getInt(permBase + 4L * i);
+      int c = Long.compareUnsigned(keys.word(a, 0), keys.word(b, 0));
+      return c > 0 || (c == 0 && a > b);
+    }).findFirst().orElse(-1);
+    assertEquals(-1, bad, "order or stability broken at position " + bad + " (seed " + SEED + ")");
+  }
+}

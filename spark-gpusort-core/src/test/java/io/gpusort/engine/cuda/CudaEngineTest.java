@@ -1,0 +1,40 @@
+package io.gpusort.engine.cuda;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.gpusort.config.GpuSortConf.Algorithm;
+import io.gpusort.config.GpuSortConf.EngineChoice;
+import io.gpusort.engine.EngineOptions;
+import io.gpusort.engine.EngineReferenceTests;
+import io.gpusort.engine.SortEngine;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Tag;
+
+/**
+ * The reference suite on the CUDA engine's radix sort, with keys and permutations in plain host
+ * memory (the staged transfer path). Skipped, with the reason, where no CUDA device works.
+ */
+@Tag("gpu")
+class CudaEngineTest extends EngineReferenceTests {
+  private CudaEngine cuda;
+
+  static CudaEngine openOrSkip(EngineOptions options) {
+    assumeTrue(CudaEngine.available(), "no CUDA device: " + CudaEngine.unavailableReason());
+    return new CudaEngine(options);
+  }
+
+  @Override
+  protected SortEngine createEngine() {
+    cuda = openOrSkip(EngineOptions.defaults(EngineChoice.CUDA).withAlgorithm(Algorithm.RADIX));
+    return cuda;
+  }
+
+  /** Runs before the suite closes the engine: every sort gave its device memory back. */
+  @AfterEach
+  void deviceMemoryReturned() {
+    if (cuda != null) {
+      assertEquals(0, cuda.deviceBytesInUse(), "device bytes still held after the test's sorts");
+    }
+  }
+}
