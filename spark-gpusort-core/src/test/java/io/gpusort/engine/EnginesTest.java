@@ -28,6 +28,24 @@ class EnginesTest {
     }
   }
 
+  /** Engines from Engines are shared by every task: closing one must not stop it for the others. */
+  @Test
+  void closingASharedEngineLeavesItWorking() {
+    SortEngine first = Engines.create(EngineOptions.defaults(EngineChoice.CPU));
+    first.close();
+    SortEngine again = Engines.create(EngineOptions.defaults(EngineChoice.CPU));
+    try (HostBuffer words = HostBuffer.allocate(8 * 70_000);
+        HostBuffer perm = HostBuffer.allocate(4 * 70_000)) {
+      KeyBatch keys = new KeyBatch(words, 70_000, 1, 64);
+      for (int r = 0; r < 70_000; r++) {
+        keys.setWord(r, 0, 70_000 - r);
+      }
+      again.sort(keys, perm);
+      assertEquals(69_999, perm.getInt(0));
+      assertEquals(0, perm.getInt(4L * 69_999));
+    }
+  }
+
   @Test
   void cudaDemandedWithoutADeviceNamesTheReason() {
     if (CudaEngine.available()) {

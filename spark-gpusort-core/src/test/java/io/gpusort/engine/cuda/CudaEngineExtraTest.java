@@ -17,8 +17,12 @@ import io.gpusort.memory.HostMemory;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -120,8 +124,62 @@ class CudaEngineExtraTest {
     }
   }
 
+  /**
+   * Tasks share one engine: six threads sort at once through a bound of two concurrent GPU tasks,
+   * each batch with the CPU engine's result, and no device memory is left held.
+   */
+  @Test
+  void concurrentTasksShareTheDevice() throws Exception {
+    EngineOptions options = EngineOptions.defaults(EngineChoice.CUDA)
+        .withAlgorithm(Algorithm.RADIX);
+    options = new EngineOptions(options.engine(), options.algorithm(), options.cudaDevice(),
+        options.deviceMemoryBudgetBytes(), 2);
+    try (CudaEngine engine = CudaEngineTest.openOrSkip(options)) {
+      ExecutorService pool = Executors.newFixedThreadPool(6);
+      try {
+        List<Future<?>> futures = new ArrayList<>();
+        for (int t = 0; t < 6; t++) {
+          int task = t;
+          futures.add(pool.submit(() -> {
+            for (int round = 0; round < 4; round++) {
+              sortAndCompare(engine, 200_000 + 7919 * task + round, 64 - 8 * (task % 3),
+                  SEED + 31L * task + round);
+            }
+            return null;
+          }));
+        }
+        for (Future<?> f : futures) {
+          f.get();
+        }
+      } finally {
+        pool.shutdown();
+      }
+      assertEquals(0, engine.deviceBytesInUse());
+    }
+  }
+
+  private static void sortAndCompare(CudaEngine engine, int n, int keyBits, long seed) {
+    try (HostBuffer words = HostBuffer.allocate(8L * n);
+        HostBuffer gpu = HostBuffer.allocate(4L * n);
+        HostBuffer cpu = HostBuffer.allocate(4L * n)) {
+      KeyBatch keys = new KeyBatch(words, n, 1, keyBits);
+      SplittableRandom random = new SplittableRandom(seed);
+      long mask = keyBits == 64 ? -1L : -1L << (64 - keyBits);
+      for (int r = 0; r < n; r++) {
+        keys.setWord(r, 0, random.nextLong() & mask);
+      }
+      engine.sort(keys, gpu);
+      Engines.cpu().sort(keys, cpu);
+      int[] expected = new int[n];
+      int[] actual = new int[n];
+      HostMemory.copyToArray(cpu.address(), expected, 0, n);
+      HostMemory.copyToArray(gpu.address(), actual, 0, n);
+      assertArrayEquals(expected, actual, n + " rows, " + keyBits + " bits, seed " + seed);
+    }
+  }
+
   /** Closing the last engine of a device frees all of its device memory. */
-  @org.junit.jupiter.api.Test
+  @Test
   void closingFreesTheDevice() {
     assumeTrue(CudaDevice.openDevices() == 0, "a device is held by another engine in this JVM");
     CudaEngine engine =
