@@ -229,6 +229,23 @@ void runCase(const char* keyType, Dist dist, uint32_t n, int reps, bool timed, b
     ours();
     CHECK(cudaDeviceSynchronize());
     bool ok = check(v.name, v.writeKeys);
+#ifdef RADIX_DEBUG_LOOKBACK_STATS
+    if (timed) {
+      // One more run with the counters zeroed: per tile, look-back words and spins; the share of
+      // a block's cycles before, in and after the look-back.
+      unsigned long long zero[6] = {0, 0, 0, 0, 0, 0}, st[6];
+      CHECK(cudaMemcpyToSymbol(radix::gLookbackStats, zero, sizeof(zero)));
+      ours();
+      CHECK(cudaDeviceSynchronize());
+      CHECK(cudaMemcpyFromSymbol(st, radix::gLookbackStats, sizeof(st)));
+      const double tiles = st[0] ? double(st[0]) : 1, cycles = double(st[3] + st[4] + st[5]);
+      std::printf("lookback %-4s %-11s n=%-10u %-16s tiles %llu, words/digit %.2f, spins/digit "
+                  "%.2f, cycles/block %.0f: before %.0f%%, in %.0f%%, after %.0f%%\n",
+                  keyType, dname.c_str(), n, v.name, st[0], st[1] / tiles / 256,
+                  st[2] / tiles / 256, cycles / tiles, 100 * st[3] / cycles,
+                  100 * st[4] / cycles, 100 * st[5] / cycles);
+    }
+#endif
     if (timed) {
       const double ms = medianMs(reps, ours);
       ok &= check(v.name, v.writeKeys);

@@ -39,6 +39,14 @@ constexpr uint32_t FULL_MASK = 0xffffffffu;
 constexpr uint32_t FLAG_VALUES_IOTA = 1;
 constexpr uint32_t FLAG_NO_KEYS_OUT = 2;
 
+#ifdef RADIX_DEBUG_LOOKBACK_STATS
+// Diagnosis builds of the harness only (-DRADIX_DEBUG_LOOKBACK_STATS): where a pass's time goes.
+// Sums over every tile of a launch: look-back words read, reads of unpublished words, and, from
+// thread 0 of each block, cycles from the block's start to the look-back, in the look-back and
+// after it.
+__device__ unsigned long long gLookbackStats[6];  // tiles, words, spins, before, in, after
+#endif
+
 constexpr uint64_t STATUS_AGGREGATE = 1;
 constexpr uint64_t STATUS_INCLUSIVE = 2;
 
@@ -205,6 +213,11 @@ __device__ void onesweep(const K* __restrict__ keysIn, KOut* __restrict__ keysOu
   for (int w = 0; w < WARPS; ++w) warpCounts[w][tid] = 0;
   tileCounts[tid] = 0;
   if (tid == 0) tileShared = atomicAdd(tileCounter, 1u);
+#ifdef RADIX_DEBUG_LOOKBACK_STATS
+  const long long blockStartCycles = clock64();
+  long long lookbackStartCycles = 0, lookbackEndCycles = 0;
+  unsigned long long wordsRead = 0, spins = 0;
+#endif
   __syncthreads();
   const uint32_t tile = tileShared;
   const uint64_t tileStart = static_cast<uint64_t>(tile) * TILE;
@@ -288,6 +301,9 @@ __device__ void onesweep(const K* __restrict__ keysIn, KOut* __restrict__ keysOu
   // until a tile that has published its inclusive prefix. (Reading several earlier tiles' words at
   // once was measured no faster on the H200: the walks are short once counts are published early.)
   uint32_t exclusive = 0;
+#ifdef RADIX_DEBUG_LOOKBACK_STATS
+  lookbackStartCycles = clock64();
+#endif
 #ifdef RADIX_DEBUG_SKIP_LOOKBACK  // timing experiments only: wrong output
   if (false) {
 #else
@@ -296,6 +312,10 @@ __device__ void onesweep(const K* __restrict__ keysIn, KOut* __restrict__ keysOu
     const uint64_t* word = tileWords - RADIX + digit;
     while (true) {
       const uint64_t value = loadRelaxed(word);
+#ifdef RADIX_DEBUG_LOOKBACK_STATS
+      ++wordsRead;
+      if ((value >> 34) != generation) ++spins;
+#endif
       if ((value >> 34) != generation) continue;  // not published yet in this pass
       exclusive += static_cast<uint32_t>(value);
       if (((value >> 32) & 3) == STATUS_INCLUSIVE) break;
@@ -307,6 +327,11 @@ __device__ void onesweep(const K* __restrict__ keysIn, KOut* __restrict__ keysOu
   // Output position of tile-local slot j holding digit d is scatterBase[d] + j.
   scatterBase[digit] = digitOffsets[digit] + exclusive - start;
   __syncthreads();
+#ifdef RADIX_DEBUG_LOOKBACK_STATS
+  lookbackEndCycles = clock64();
+  atomicAdd(&gLookbackStats[1], wordsRead);
+  atomicAdd(&gLookbackStats[2], spins);
+#endif
 
   // Write out in slot order: consecutive threads write consecutive positions of one digit. Each
   // slot's digit is kept (a byte in shared memory rather than a register per item) for the values.
@@ -341,6 +366,14 @@ __device__ void onesweep(const K* __restrict__ keysIn, KOut* __restrict__ keysOu
     const uint32_t slot = i * THREADS + tid;
     if (slot < validInTile) valsOut[scatterBase[slotDigits[slot]] + slot] = exchangeVals[slot];
   }
+#ifdef RADIX_DEBUG_LOOKBACK_STATS
+  if (tid == 0) {
+    atomicAdd(&gLookbackStats[0], 1ull);
+    atomicAdd(&gLookbackStats[3], lookbackStartCycles - blockStartCycles);
+    atomicAdd(&gLookbackStats[4], lookbackEndCycles - lookbackStartCycles);
+    atomicAdd(&gLookbackStats[5], clock64() - lookbackEndCycles);
+  }
+#endif
 }
 
 }  // namespace radix
