@@ -246,6 +246,29 @@ __device__ void onesweep(const K* __restrict__ keysIn, KOut* __restrict__ keysOu
   storeRelaxed(tileWords + tid,
                lookbackWord(generation, tile == 0 ? STATUS_INCLUSIVE : STATUS_AGGREGATE,
                             blockCount));
+#if RADIX_LOOKBACK_BEFORE_RANKING
+  // Experiment (off in the shipped binaries, not yet measured): look back right after publishing
+  // the counts, before the ranking, so that each tile's inclusive prefix is out early and its
+  // successors' walks stay short.
+  uint32_t exclusive = 0;
+  if (tile > 0) {
+    const uint32_t digit = tid;
+    const uint64_t* word = tileWords - RADIX + digit;
+    while (true) {
+      const uint64_t value = loadRelaxed(word);
+#ifdef RADIX_DEBUG_LOOKBACK_STATS
+      ++wordsRead;
+      if ((value >> 34) != generation) ++spins;
+#endif
+      if ((value >> 34) != generation) continue;  // not published yet in this pass
+      exclusive += static_cast<uint32_t>(value);
+      if (((value >> 32) & 3) == STATUS_INCLUSIVE) break;
+      word -= RADIX;
+    }
+    storeRelaxed(tileWords + digit,
+                 lookbackWord(generation, STATUS_INCLUSIVE, exclusive + blockCount));
+  }
+#endif
 
   // Rank within the warp: lanes holding the same digit find each other with match_any; the
   // highest of them bumps the warp's count for the digit by the group's size.
@@ -300,12 +323,14 @@ __device__ void onesweep(const K* __restrict__ keysIn, KOut* __restrict__ keysOu
   // Decoupled look-back for this thread's digit: sum the counts of earlier tiles, walking back
   // until a tile that has published its inclusive prefix. (Reading several earlier tiles' words at
   // once was measured no faster on the H200: the walks are short once counts are published early.)
+#if !RADIX_LOOKBACK_BEFORE_RANKING
   uint32_t exclusive = 0;
+#endif
 #ifdef RADIX_DEBUG_LOOKBACK_STATS
   lookbackStartCycles = clock64();
 #endif
-#ifdef RADIX_DEBUG_SKIP_LOOKBACK  // timing experiments only: wrong output
-  if (false) {
+#if defined(RADIX_DEBUG_SKIP_LOOKBACK) || RADIX_LOOKBACK_BEFORE_RANKING
+  if (false) {  // skipped (timing experiment, wrong output) or done before the ranking
 #else
   if (tile > 0) {
 #endif
