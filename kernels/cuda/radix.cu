@@ -114,6 +114,41 @@ __device__ __forceinline__ uint32_t warpInclusiveSum(uint32_t value) {
   return value;
 }
 
+// Decoupled look-back for one digit of a tile (not the first): sums the counts of earlier tiles,
+// walking back until one that has published its inclusive prefix, then publishes this tile's.
+// Returns the tile's exclusive prefix for the digit.
+__device__ __forceinline__ uint32_t lookBack(uint64_t* tileWords, uint32_t digit,
+                                             uint32_t generation, uint32_t blockCount
+#ifdef RADIX_DEBUG_LOOKBACK_STATS
+                                             ,
+                                             unsigned long long& wordsRead,
+                                             unsigned long long& spins
+#endif
+) {
+  uint32_t exclusive = 0;
+  const uint64_t* word = tileWords - RADIX + digit;
+  while (true) {
+    const uint64_t value = loadRelaxed(word);
+#ifdef RADIX_DEBUG_LOOKBACK_STATS
+    ++wordsRead;
+    if ((value >> 34) != generation) ++spins;
+#endif
+    if ((value >> 34) != generation) continue;  // not published yet in this pass
+    exclusive += static_cast<uint32_t>(value);
+    if (((value >> 32) & 3) == STATUS_INCLUSIVE) break;
+    word -= RADIX;
+  }
+  storeRelaxed(tileWords + digit,
+               lookbackWord(generation, STATUS_INCLUSIVE, exclusive + blockCount));
+  return exclusive;
+}
+
+#ifdef RADIX_DEBUG_LOOKBACK_STATS
+#define LOOKBACK_STATS_ARGS , wordsRead, spins
+#else
+#define LOOKBACK_STATS_ARGS
+#endif
+
 // Adds one key's digits of every pass to the block's shared counts. A warp whose 32 keys share a
 // digit adds 32 once: constant and nearly constant digits (the ones worth finding) would otherwise
 // serialise 32 atomics on one shared word.
@@ -253,20 +288,7 @@ __device__ void onesweep(const K* __restrict__ keysIn, KOut* __restrict__ keysOu
   uint32_t exclusive = 0;
   if (tile > 0) {
     const uint32_t digit = tid;
-    const uint64_t* word = tileWords - RADIX + digit;
-    while (true) {
-      const uint64_t value = loadRelaxed(word);
-#ifdef RADIX_DEBUG_LOOKBACK_STATS
-      ++wordsRead;
-      if ((value >> 34) != generation) ++spins;
-#endif
-      if ((value >> 34) != generation) continue;  // not published yet in this pass
-      exclusive += static_cast<uint32_t>(value);
-      if (((value >> 32) & 3) == STATUS_INCLUSIVE) break;
-      word -= RADIX;
-    }
-    storeRelaxed(tileWords + digit,
-                 lookbackWord(generation, STATUS_INCLUSIVE, exclusive + blockCount));
+    exclusive = lookBack(tileWords, digit, generation, blockCount LOOKBACK_STATS_ARGS);
   }
 #endif
 
@@ -334,20 +356,7 @@ __device__ void onesweep(const K* __restrict__ keysIn, KOut* __restrict__ keysOu
 #else
   if (tile > 0) {
 #endif
-    const uint64_t* word = tileWords - RADIX + digit;
-    while (true) {
-      const uint64_t value = loadRelaxed(word);
-#ifdef RADIX_DEBUG_LOOKBACK_STATS
-      ++wordsRead;
-      if ((value >> 34) != generation) ++spins;
-#endif
-      if ((value >> 34) != generation) continue;  // not published yet in this pass
-      exclusive += static_cast<uint32_t>(value);
-      if (((value >> 32) & 3) == STATUS_INCLUSIVE) break;
-      word -= RADIX;
-    }
-    storeRelaxed(tileWords + digit,
-                 lookbackWord(generation, STATUS_INCLUSIVE, exclusive + blockCount));
+    exclusive = lookBack(tileWords, digit, generation, blockCount LOOKBACK_STATS_ARGS);
   }
   // Output position of tile-local slot j holding digit d is scatterBase[d] + j.
   scatterBase[digit] = digitOffsets[digit] + exclusive - start;

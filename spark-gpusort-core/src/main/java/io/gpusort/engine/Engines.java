@@ -74,9 +74,8 @@ public final class Engines {
           return cpu();
         }
       case VULKAN:
-        throw new EngineUnavailableException(
-            "spark.gpusort.engine=vulkan, but this build has no Vulkan engine yet; use auto, cuda "
-                + "or cpu");
+        checkAvailable(EngineChoice.VULKAN);
+        throw new AssertionError("unreachable: no Vulkan engine");
       default:
         throw new IllegalArgumentException("unknown engine " + options.engine());
     }

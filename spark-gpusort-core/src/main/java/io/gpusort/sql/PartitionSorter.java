@@ -101,7 +101,7 @@ final class PartitionSorter {
     int[] chunkStarts = chunkStarts(rows);
     int numChunks = chunkStarts.length - 1;
     if (numChunks == 1) {
-      sortChunk(rows, 0, n, order, null);
+      sortChunks(rows, chunkStarts, order, null);
       return order;
     }
     try (HostBuffer rowMajorKeys = HostBuffer.acquire(8L * n * numWords)) {
@@ -113,7 +113,8 @@ final class PartitionSorter {
   /**
    * Sorts every chunk on the engine in one call, so that a GPU engine overlaps the transfers of
    * one chunk with the sort of another; each chunk's order lands in {@code order} as global row
-   * indices.
+   * indices. Also stores the keys row-major when {@code rowMajorKeys} is given (several chunks
+   * are then merged by key).
    */
   private void sortChunks(RowBuffer rows, int[] chunkStarts, int[] order,
       HostBuffer rowMajorKeys) {
@@ -242,21 +243,6 @@ final class PartitionSorter {
     }
     starts.add(rows.numRows());
     return starts.stream().mapToInt(Integer::intValue).toArray();
-  }
-
-  /**
-   * Sorts rows {@code [from, to)} on the engine into {@code order[from..to)} (as global row
-   * indices); also stores their keys row-major when {@code rowMajorKeys} is given.
-   */
-  private void sortChunk(RowBuffer rows, int from, int to, int[] order, HostBuffer rowMajorKeys) {
-    int n = to - from;
-    try (HostBuffer keyWords = HostBuffer.acquireTransferable(KeyBatch.requiredBytes(n, numWords));
-        HostBuffer permutation = HostBuffer.acquireTransferable(4L * n)) {
-      KeyBatch batch = new KeyBatch(keyWords, n, numWords, layout.keyBits());
-      encodeChunk(rows, from, to, batch, rowMajorKeys);
-      sortAllOnEngine(List.of(batch), List.of(permutation));
-      finishChunk(rows, from, to, order, batch, permutation);
-    }
   }
 
   /** Copies a chunk's permutation into {@code order}, breaks prefix ties, makes indices global. */

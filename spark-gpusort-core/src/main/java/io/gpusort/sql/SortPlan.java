@@ -1,7 +1,6 @@
 package io.gpusort.sql;
 
 import io.gpusort.config.GpuSortConf;
-import io.gpusort.config.GpuSortConf.EngineChoice;
 import io.gpusort.config.GpuSortConf.GlobalMode;
 import io.gpusort.engine.EngineOptions;
 import java.io.Serializable;
@@ -16,7 +15,6 @@ final class SortPlan implements Serializable {
 
   final KeySpec keys;
   final StructType inputSchema;
-  final EngineChoice engine;
   final EngineOptions engineOptions;
   final long chunkBytes;
   final GlobalMode globalMode;
@@ -35,7 +33,6 @@ final class SortPlan implements Serializable {
       long advisoryPartitionBytes, SortMetrics metrics) {
     this.keys = keys;
     this.inputSchema = inputSchema;
-    this.engine = conf.get(GpuSortConf.ENGINE);
     this.engineOptions = EngineOptions.of(conf);
     this.chunkBytes = conf.get(GpuSortConf.CHUNK_BYTES);
     this.globalMode = conf.get(GpuSortConf.GLOBAL_MODE);

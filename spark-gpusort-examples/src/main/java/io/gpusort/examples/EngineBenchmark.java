@@ -6,6 +6,7 @@ import io.gpusort.engine.EngineOptions;
 import io.gpusort.engine.Engines;
 import io.gpusort.engine.KeyBatch;
 import io.gpusort.engine.SortEngine;
+import io.gpusort.keys.OrderedBits;
 import io.gpusort.memory.HostBuffer;
 import io.gpusort.memory.HostMemory;
 import java.io.PrintStream;
@@ -434,8 +435,7 @@ public final class EngineBenchmark {
 
     /** The order-preserving unsigned key of {@code value}, left-aligned in the 64-bit word. */
     long encode(long value) {
-      return keyBits == 32 ? ((value ^ Integer.MIN_VALUE) & 0xFFFF_FFFFL) << 32
-          : value ^ Long.MIN_VALUE;
+      return keyBits == 32 ? OrderedBits.ofInt((int) value) << 32 : OrderedBits.ofLong(value);
     }
   }
 }

@@ -136,14 +136,7 @@ final class CudaDevice {
   Workspace begin() throws InterruptedException {
     tasks.acquire();
     try {
-      makeCurrent();
-      synchronized (idleWorkspaces) {
-        Workspace w = idleWorkspaces.poll();
-        if (w != null) {
-          return w;
-        }
-      }
-      return new Workspace(this);
+      return beginExtra();
     } catch (RuntimeException e) {
       tasks.release();
       throw e;
@@ -165,7 +158,10 @@ final class CudaDevice {
     return new Workspace(this);
   }
 
-  /** Returns a workspace from {@link #beginExtra}; it holds no task slot. */
+  /**
+   * Returns a workspace from {@link #beginExtra}; it holds no task slot. A workspace whose stream
+   * may still hold failed work is closed instead of kept.
+   */
   void doneExtra(Workspace workspace, boolean healthy) {
     if (healthy) {
       synchronized (idleWorkspaces) {
@@ -176,19 +172,10 @@ final class CudaDevice {
     }
   }
 
-  /**
-   * Returns {@code workspace} and its task slot. A workspace whose stream may still hold failed
-   * work is closed instead of kept.
-   */
+  /** Returns {@code workspace} and its task slot, as {@link #doneExtra} does. */
   void done(Workspace workspace, boolean healthy) {
     try {
-      if (healthy) {
-        synchronized (idleWorkspaces) {
-          idleWorkspaces.push(workspace);
-        }
-      } else {
-        workspace.close();
-      }
+      doneExtra(workspace, healthy);
     } finally {
       tasks.release();
     }

@@ -119,13 +119,7 @@ public final class CudaEngine implements SortEngine {
       fillIdentity(permutation.address(), n);
       return;
     }
-    Workspace ws;
-    try {
-      ws = device.begin();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new EngineException("interrupted while waiting for the GPU", e);
-    }
+    Workspace ws = beginTask();
     boolean healthy = false;
     try {
       long rowsPerPiece = rowsPerPiece(words);
@@ -137,6 +131,16 @@ public final class CudaEngine implements SortEngine {
       healthy = true;
     } finally {
       device.done(ws, healthy);
+    }
+  }
+
+  /** Waits for a GPU-task slot and its workspace; give both back with {@code device.done}. */
+  private Workspace beginTask() {
+    try {
+      return device.begin();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new EngineException("interrupted while waiting for the GPU", e);
     }
   }
 
@@ -176,13 +180,7 @@ public final class CudaEngine implements SortEngine {
       SortEngine.super.sortAll(batches, permutations);
       return;
     }
-    Workspace first;
-    try {
-      first = device.begin();
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new EngineException("interrupted while waiting for the GPU", e);
-    }
+    Workspace first = beginTask();
     Workspace second = null;
     Stage[] stages = new Stage[k];
     boolean healthy = false;
@@ -252,7 +250,6 @@ public final class CudaEngine implements SortEngine {
     private DeviceBuffer columns;
     private DeviceSort sort;
     private boolean identity;
-    private boolean asynchronousDownload;
 
     Stage(Workspace ws, KeyBatch keys, int words, int from, int count, HostBuffer permutation) {
       this.ws = ws;
@@ -290,14 +287,13 @@ public final class CudaEngine implements SortEngine {
         identity = true;
       } else if (permutation.isPinned()) {
         Transfers.enqueueDownload(ws, result, target, 4L * count);
-        asynchronousDownload = true;
       } else {
-        Transfers.download(ws, result, target, false, 4L * count);
+        Transfers.downloadStaged(ws, result, target, 4L * count);
       }
     }
 
     void complete() {
-      if (asynchronousDownload || sort != null) {
+      if (sort != null) {
         ws.synchronize();
       }
       if (identity) {

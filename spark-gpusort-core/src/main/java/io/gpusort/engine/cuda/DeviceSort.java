@@ -33,7 +33,8 @@ final class DeviceSort implements AutoCloseable {
     this.narrow = narrow;
   }
 
-  private CUdeviceptr allocate(long sizeBytes) {
+  /** A working buffer owned by this sort, returned by {@link #close()}. */
+  CUdeviceptr scratch(long sizeBytes) {
     DeviceBuffer buffer = ws.device.memory.allocate(sizeBytes);
     owned.add(buffer);
     return buffer.pointer();
@@ -49,7 +50,7 @@ final class DeviceSort implements AutoCloseable {
    */
   void enqueueFirstCounts() {
     if (narrow) {
-      narrowKeys = new CUdeviceptr[] {allocate(4L * n), allocate(4L * n)};
+      narrowKeys = new CUdeviceptr[] {scratch(4L * n), scratch(4L * n)};
       RadixSorter.enqueueCounts(ws, 4, narrowKeys[0], column(0), n);
     } else {
       RadixSorter.enqueueCounts(ws, 8, column(words - 1), null, n);
@@ -69,7 +70,7 @@ final class DeviceSort implements AutoCloseable {
       if (passes.length == 0) {
         return null;
       }
-      CUdeviceptr[] values = {allocate(4L * n), allocate(4L * n)};
+      CUdeviceptr[] values = {scratch(4L * n), scratch(4L * n)};
       int result = RadixSorter.sortPairs(ws, 4, keys, values, true, false, n, passes);
       return values[result];
     }
@@ -91,8 +92,8 @@ final class DeviceSort implements AutoCloseable {
         continue;
       }
       if (spareKeys == null) {
-        spareKeys = allocate(8L * n);
-        valueBuffers = new CUdeviceptr[] {allocate(4L * n), allocate(4L * n)};
+        spareKeys = scratch(8L * n);
+        valueBuffers = new CUdeviceptr[] {scratch(4L * n), scratch(4L * n)};
       }
       CUdeviceptr source = column(w);
       CUdeviceptr[] values;
@@ -100,7 +101,7 @@ final class DeviceSort implements AutoCloseable {
         values = valueBuffers;
       } else {
         if (gathered == null) {
-          gathered = allocate(8L * n);
+          gathered = scratch(8L * n);
         }
         CudaKernels k = ws.device.kernels;
         Launch.kernel("radix_gather_u64", k.radixGather64,
@@ -121,11 +122,6 @@ final class DeviceSort implements AutoCloseable {
   /** The odd-even hybrid: tiles by Batcher's network, then merge-path passes. */
   CUdeviceptr oddeven() {
     return OddEvenSorter.sort(ws, this, columns, words, n, narrow);
-  }
-
-  /** A working buffer owned by this sort. */
-  CUdeviceptr scratch(long sizeBytes) {
-    return allocate(sizeBytes);
   }
 
   @Override

@@ -51,16 +51,12 @@ final class Transfers {
     }
   }
 
-  /** Copies device memory to the host and waits for it. */
-  static void download(Workspace ws, CUdeviceptr device, long hostAddress, boolean pinned,
-      long sizeBytes) {
+  /**
+   * Copies device memory to plain host memory through the staging slices and waits for it
+   * (page-locked targets take {@link #enqueueDownload}).
+   */
+  static void downloadStaged(Workspace ws, CUdeviceptr device, long hostAddress, long sizeBytes) {
     if (sizeBytes == 0) {
-      return;
-    }
-    if (pinned) {
-      Cuda.check(cuMemcpyDtoHAsync(new NativePointer(hostAddress), device, sizeBytes, ws.stream),
-          "cuMemcpyDtoHAsync", sizeBytes + " bytes");
-      ws.synchronize();
       return;
     }
     long slice = Workspace.STAGING_SLICE_BYTES;
