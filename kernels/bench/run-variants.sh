@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU host: builds sort_bench once per tuning variant (in parallel) and runs each, the first
-# with the correctness sweep. Usage: run-variants.sh OUTDIR SIZES "name:flags" ...
+# with the correctness sweep (every one with SWEEP_ALL=1). BENCH_ARGS go to every run.
+# Usage: run-variants.sh OUTDIR SIZES "name:flags" ...
 set -uo pipefail
 out=$1; sizes=$2; shift 2
 cd "$(dirname "$0")"
@@ -16,7 +17,7 @@ wait
 first=1
 for name in "${names[@]}"; do
   [ -x "/tmp/sb_$name" ] || { echo "== $name: no binary"; cat "$out/build_$name.txt"; continue; }
-  extra=--skip-sweep; [ $first = 1 ] && extra=; first=0
+  extra=--skip-sweep; [ $first = 1 ] || [ -n "${SWEEP_ALL:-}" ] && extra=; first=0
   echo "== variant $name"
   /tmp/sb_$name --sizes "$sizes" $extra ${BENCH_ARGS:-} > "$out/run_$name.txt" 2>&1
   echo "exit $?"

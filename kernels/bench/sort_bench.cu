@@ -3,7 +3,7 @@
 // are stable, so keys and values must match exactly).
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -o sort_bench sort_bench.cu
-//   ./sort_bench [--sizes 1e7,1e8,1e9] [--reps 5] [--check-only] [--no-oddeven]
+//   ./sort_bench [--sizes 1e7,1e8,1e9] [--reps 5] [--check-only] [--no-oddeven] [--no-radix]
 //
 // Prints one line per case and a table last. Exit code 1 when any check fails.
 #include <cub/device/device_radix_sort.cuh>
@@ -144,7 +144,8 @@ double medianMs(int reps, F&& run) {
 }
 
 template <typename K>
-void runCase(const char* keyType, Dist dist, uint32_t n, int reps, bool timed, bool withOddeven,
+void runCase(const char* keyType, Dist dist, uint32_t n, int reps, bool timed, bool withRadix,
+             bool withOddeven,
              const radixhost::Tuning& tuning, radixhost::Scratch& scratch, int numSms) {
   K *keysIn, *cubKeys, *ourKeys, *tmpKeys;
   uint32_t *valsIn, *cubVals, *ourVals, *tmpVals, *splits;
@@ -218,6 +219,7 @@ void runCase(const char* keyType, Dist dist, uint32_t n, int reps, bool timed, b
                               {"radix iota", true, true},
                               {"radix perm-only", true, false}};
   for (const Variant& v : variants) {
+    if (!withRadix) break;
     int passes = 0;
     const bool iotaValues = v.iotaValues;
     auto ours = [&] {
@@ -231,16 +233,17 @@ void runCase(const char* keyType, Dist dist, uint32_t n, int reps, bool timed, b
     bool ok = check(v.name, v.writeKeys);
 #ifdef RADIX_DEBUG_LOOKBACK_STATS
     if (timed) {
-      // One more run with the counters zeroed: per tile, look-back words and spins; the share of
-      // a block's cycles before, in and after the look-back.
+      // One more run with the counters zeroed: per tile, look-back words read and read rounds that
+      // stopped on an unpublished word; the share of a block's cycles (thread 0's clock) before,
+      // in and after the look-back ("in" includes the wait for the block's other warps).
       unsigned long long zero[6] = {0, 0, 0, 0, 0, 0}, st[6];
       CHECK(cudaMemcpyToSymbol(radix::gLookbackStats, zero, sizeof(zero)));
       ours();
       CHECK(cudaDeviceSynchronize());
       CHECK(cudaMemcpyFromSymbol(st, radix::gLookbackStats, sizeof(st)));
       const double tiles = st[0] ? double(st[0]) : 1, cycles = double(st[3] + st[4] + st[5]);
-      std::printf("lookback %-4s %-11s n=%-10u %-16s tiles %llu, words/digit %.2f, spins/digit "
-                  "%.2f, cycles/block %.0f: before %.0f%%, in %.0f%%, after %.0f%%\n",
+      std::printf("lookback %-4s %-11s n=%-10u %-16s tiles %llu, words/digit %.2f, stalled "
+                  "rounds/digit %.2f, cycles/block %.0f: before %.0f%%, in %.0f%%, after %.0f%%\n",
                   keyType, dname.c_str(), n, v.name, st[0], st[1] / tiles / 256,
                   st[2] / tiles / 256, cycles / tiles, 100 * st[3] / cycles,
                   100 * st[4] / cycles, 100 * st[5] / cycles);
@@ -300,12 +303,13 @@ std::vector<uint32_t> parseSizes(const char* s) {
 int main(int argc, char** argv) {
   std::vector<uint32_t> sizes = {10000000u, 100000000u, 1000000000u};
   int reps = 5;
-  bool checkOnly = false, withOddeven = true, sweep = true;
+  bool checkOnly = false, withRadix = true, withOddeven = true, sweep = true;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--sizes") && i + 1 < argc) sizes = parseSizes(argv[++i]);
     else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) reps = std::atoi(argv[++i]);
     else if (!std::strcmp(argv[i], "--check-only")) checkOnly = true;
     else if (!std::strcmp(argv[i], "--no-oddeven")) withOddeven = false;
+    else if (!std::strcmp(argv[i], "--no-radix")) withRadix = false;
     else if (!std::strcmp(argv[i], "--skip-sweep")) sweep = false;
     else {
       std::fprintf(stderr, "unknown argument %s\n", argv[i]);
@@ -334,17 +338,20 @@ int main(int argc, char** argv) {
   for (uint32_t n : checkSizes)
     for (Dist d : dists) {
       if (!sweep) break;
-      runCase<uint32_t>("u32", d, n, 1, false, withOddeven, tuning, scratch, sms);
-      runCase<uint64_t>("u64", d, n, 1, false, withOddeven, tuning, scratch, sms);
+      runCase<uint32_t>("u32", d, n, 1, false, withRadix, withOddeven, tuning, scratch, sms);
+      runCase<uint64_t>("u64", d, n, 1, false, withRadix, withOddeven, tuning, scratch, sms);
     }
   if (sweep) std::printf("correctness sweep: %s\n", allOk ? "PASS" : "FAIL");
 
   if (!checkOnly) {
     for (uint32_t n : sizes) {
       const int r = n >= 500000000u ? std::max(3, reps / 2) : reps;
-      runCase<uint32_t>("u32", Dist::RANDOM, n, r, true, withOddeven, tuning, scratch, sms);
-      runCase<uint64_t>("u64", Dist::RANDOM, n, r, true, withOddeven, tuning, scratch, sms);
-      runCase<uint64_t>("u64", Dist::BITS40, n, r, true, withOddeven, tuning, scratch, sms);
+      runCase<uint32_t>("u32", Dist::RANDOM, n, r, true, withRadix, withOddeven, tuning, scratch,
+                        sms);
+      runCase<uint64_t>("u64", Dist::RANDOM, n, r, true, withRadix, withOddeven, tuning, scratch,
+                        sms);
+      runCase<uint64_t>("u64", Dist::BITS40, n, r, true, withRadix, withOddeven, tuning, scratch,
+                        sms);
     }
   }
 

@@ -44,7 +44,8 @@ constexpr uint32_t FLAG_NO_KEYS_OUT = 2;
 // Sums over every tile of a launch: look-back words read, reads of unpublished words, and, from
 // thread 0 of each block, cycles from the block's start to the look-back, in the look-back and
 // after it.
-__device__ unsigned long long gLookbackStats[6];  // tiles, words, spins, before, in, after
+// tiles, words read, read rounds stopped on an unpublished word, cycles before, in, after
+__device__ unsigned long long gLookbackStats[6];
 #endif
 
 constexpr uint64_t STATUS_AGGREGATE = 1;
@@ -104,6 +105,21 @@ __device__ __forceinline__ uint64_t lookbackWord(uint32_t generation, uint64_t s
   return (static_cast<uint64_t>(generation) << 34) | (status << 32) | count;
 }
 
+// The lanes of the warp whose digit equals this lane's (what __match_any_sync returns), built from
+// one ballot per digit bit. Ballots run at full rate on the integer pipes; the match instruction is
+// slow and issues to the pipes that the pass's shared-memory traffic already fills (with it, the
+// u32 pass ran at 0.68x CUB on the H200, with ballots at 0.89x: BENCHMARKS.md).
+__device__ __forceinline__ uint32_t peersOf(uint32_t digit) {
+  uint32_t peers = FULL_MASK;
+#pragma unroll
+  for (int bit = 0; bit < RADIX_BITS; ++bit) {
+    const bool set = (digit >> bit) & 1;
+    const uint32_t voters = __ballot_sync(FULL_MASK, set);
+    peers &= set ? voters : ~voters;
+  }
+  return peers;
+}
+
 __device__ __forceinline__ uint32_t warpInclusiveSum(uint32_t value) {
   const uint32_t lane = laneId();
 #pragma unroll
@@ -116,8 +132,12 @@ __device__ __forceinline__ uint32_t warpInclusiveSum(uint32_t value) {
 
 // Decoupled look-back for one digit of a tile (not the first): sums the counts of earlier tiles,
 // walking back until one that has published its inclusive prefix, then publishes this tile's.
-// Returns the tile's exclusive prefix for the digit.
-__device__ __forceinline__ uint32_t lookBack(uint64_t* tileWords, uint32_t digit,
+// Returns the tile's exclusive prefix for the digit. The words of WINDOW earlier tiles are read at
+// once: walks are several tiles long (all resident tiles look back at about the same time), and
+// one round trip per window instead of per tile shortens them, which in turn lets later tiles
+// find inclusive prefixes sooner.
+template <int WINDOW>
+__device__ __forceinline__ uint32_t lookBack(uint64_t* tileWords, uint32_t tile, uint32_t digit,
                                              uint32_t generation, uint32_t blockCount
 #ifdef RADIX_DEBUG_LOOKBACK_STATS
                                              ,
@@ -126,21 +146,37 @@ __device__ __forceinline__ uint32_t lookBack(uint64_t* tileWords, uint32_t digit
 #endif
 ) {
   uint32_t exclusive = 0;
-  const uint64_t* word = tileWords - RADIX + digit;
+  uint32_t back = 1;  // how many tiles back the next word to sum lies
   while (true) {
-    const uint64_t value = loadRelaxed(word);
+    uint64_t values[WINDOW];
+#pragma unroll
+    for (int w = 0; w < WINDOW; ++w) {
+      // Tile 0 always publishes an inclusive prefix, so words past it are never summed.
+      values[w] = back + w <= tile
+                      ? loadRelaxed(tileWords + digit - static_cast<uint64_t>(back + w) * RADIX)
+                      : 0;
+    }
 #ifdef RADIX_DEBUG_LOOKBACK_STATS
-    ++wordsRead;
-    if ((value >> 34) != generation) ++spins;
+    wordsRead += WINDOW;
 #endif
-    if ((value >> 34) != generation) continue;  // not published yet in this pass
-    exclusive += static_cast<uint32_t>(value);
-    if (((value >> 32) & 3) == STATUS_INCLUSIVE) break;
-    word -= RADIX;
+    int summed = 0;
+#pragma unroll
+    for (int w = 0; w < WINDOW; ++w) {
+      const uint64_t value = values[w];
+      if ((value >> 34) != generation) break;  // not published yet in this pass: read it again
+      exclusive += static_cast<uint32_t>(value);
+      if (((value >> 32) & 3) == STATUS_INCLUSIVE) {
+        storeRelaxed(tileWords + digit,
+                     lookbackWord(generation, STATUS_INCLUSIVE, exclusive + blockCount));
+        return exclusive;
+      }
+      ++summed;
+    }
+#ifdef RADIX_DEBUG_LOOKBACK_STATS
+    if (summed < WINDOW) ++spins;
+#endif
+    back += summed;
   }
-  storeRelaxed(tileWords + digit,
-               lookbackWord(generation, STATUS_INCLUSIVE, exclusive + blockCount));
-  return exclusive;
 }
 
 #ifdef RADIX_DEBUG_LOOKBACK_STATS
@@ -213,6 +249,21 @@ __device__ void histogram(const InT* keysIn, OutT* keysOut, uint32_t n, uint32_t
   flushCounts<PASSES>(shared, counts);
 }
 
+// A tile's ranks (each item's slot after the local sort), two 16-bit ranks to a register: indices
+// are compile-time constants once loops are unrolled, so packing costs a few ALU operations and
+// leaves registers for more items per thread.
+template <int ITEMS>
+struct Ranks {
+  uint32_t words[(ITEMS + 1) / 2];
+  __device__ __forceinline__ uint32_t get(int i) const {
+    return (i & 1) ? words[i / 2] >> 16 : words[i / 2] & 0xffffu;
+  }
+  __device__ __forceinline__ void set(int i, uint32_t value) {
+    words[i / 2] = (i & 1) ? (words[i / 2] & 0xffffu) | (value << 16)
+                           : (words[i / 2] & 0xffff0000u) | value;
+  }
+};
+
 // One pass: sorts tile by tile on the digit at `shift`, scattering to the digit's global position.
 // KOut narrower than K writes each key as (key >> narrowShift): once the digits left to sort all
 // lie in 32 bits, later passes move 4-byte keys instead of 8-byte ones.
@@ -228,6 +279,7 @@ __device__ void onesweep(const K* __restrict__ keysIn, KOut* __restrict__ keysOu
   constexpr int TILE = THREADS * ITEMS;
   constexpr int WARP_TILE = WARP_THREADS * ITEMS;
   static_assert(THREADS == RADIX, "one thread per digit value in the per-digit steps");
+  static_assert(TILE <= 65536, "16-bit ranks");
 
   __shared__ uint32_t warpCounts[WARPS][RADIX];
   __shared__ uint32_t tileCounts[RADIX];
@@ -249,6 +301,8 @@ __device__ void onesweep(const K* __restrict__ keysIn, KOut* __restrict__ keysOu
   tileCounts[tid] = 0;
   if (tid == 0) tileShared = atomicAdd(tileCounter, 1u);
 #ifdef RADIX_DEBUG_LOOKBACK_STATS
+  __shared__ unsigned long long blockStats[2];  // words read, rounds stopped on unpublished words
+  if (tid == 0) blockStats[0] = blockStats[1] = 0;
   const long long blockStartCycles = clock64();
   long long lookbackStartCycles = 0, lookbackEndCycles = 0;
   unsigned long long wordsRead = 0, spins = 0;
@@ -281,25 +335,15 @@ __device__ void onesweep(const K* __restrict__ keysIn, KOut* __restrict__ keysOu
   storeRelaxed(tileWords + tid,
                lookbackWord(generation, tile == 0 ? STATUS_INCLUSIVE : STATUS_AGGREGATE,
                             blockCount));
-#if RADIX_LOOKBACK_BEFORE_RANKING
-  // Experiment (off in the shipped binaries, not yet measured): look back right after publishing
-  // the counts, before the ranking, so that each tile's inclusive prefix is out early and its
-  // successors' walks stay short.
-  uint32_t exclusive = 0;
-  if (tile > 0) {
-    const uint32_t digit = tid;
-    exclusive = lookBack(tileWords, digit, generation, blockCount LOOKBACK_STATS_ARGS);
-  }
-#endif
 
-  // Rank within the warp: lanes holding the same digit find each other with match_any; the
-  // highest of them bumps the warp's count for the digit by the group's size.
-  uint32_t ranks[ITEMS];
+  // Rank within the warp: lanes holding the same digit find each other (peersOf); the highest of
+  // them bumps the warp's count for the digit by the group's size.
+  Ranks<ITEMS> ranks;
   const uint32_t lowerLanes = laneMaskLt();
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {
     const uint32_t digit = digitOf(keys[i], shift);
-    const uint32_t peers = __match_any_sync(FULL_MASK, digit);
+    const uint32_t peers = peersOf(digit);
     const uint32_t leader = 31 - __clz(peers);
     uint32_t before = 0;
     if (lane == leader) {
@@ -307,7 +351,7 @@ __device__ void onesweep(const K* __restrict__ keysIn, KOut* __restrict__ keysOu
       warpCounts[warp][digit] = before + __popc(peers);
     }
     before = __shfl_sync(FULL_MASK, before, leader);
-    ranks[i] = before + __popc(peers & lowerLanes);
+    ranks.set(i, before + __popc(peers & lowerLanes));
     __syncwarp();
   }
   __syncthreads();
@@ -338,33 +382,34 @@ __device__ void onesweep(const K* __restrict__ keysIn, KOut* __restrict__ keysOu
 #pragma unroll
   for (int i = 0; i < ITEMS; ++i) {
     const uint32_t d = digitOf(keys[i], shift);
-    ranks[i] += warpCounts[warp][d];
-    exchangeKeys[ranks[i]] = keys[i];
+    const uint32_t rank = ranks.get(i) + warpCounts[warp][d];
+    ranks.set(i, rank);
+    exchangeKeys[rank] = keys[i];
   }
 
   // Decoupled look-back for this thread's digit: sum the counts of earlier tiles, walking back
-  // until a tile that has published its inclusive prefix. (Reading several earlier tiles' words at
-  // once was measured no faster on the H200: the walks are short once counts are published early.)
-#if !RADIX_LOOKBACK_BEFORE_RANKING
+  // until a tile that has published its inclusive prefix.
   uint32_t exclusive = 0;
-#endif
 #ifdef RADIX_DEBUG_LOOKBACK_STATS
   lookbackStartCycles = clock64();
 #endif
-#if defined(RADIX_DEBUG_SKIP_LOOKBACK) || RADIX_LOOKBACK_BEFORE_RANKING
-  if (false) {  // skipped (timing experiment, wrong output) or done before the ranking
+#ifdef RADIX_DEBUG_SKIP_LOOKBACK
+  if (false) {  // timing experiment only: wrong output
 #else
   if (tile > 0) {
 #endif
-    exclusive = lookBack(tileWords, digit, generation, blockCount LOOKBACK_STATS_ARGS);
+    exclusive = lookBack<RADIX_LOOKBACK_WINDOW>(tileWords, tile, digit, generation, blockCount
+                                                   LOOKBACK_STATS_ARGS);
   }
   // Output position of tile-local slot j holding digit d is scatterBase[d] + j.
   scatterBase[digit] = digitOffsets[digit] + exclusive - start;
+#ifdef RADIX_DEBUG_LOOKBACK_STATS
+  atomicAdd(&blockStats[0], wordsRead);  // shared atomics: the counting must not slow the pass
+  atomicAdd(&blockStats[1], spins);
+#endif
   __syncthreads();
 #ifdef RADIX_DEBUG_LOOKBACK_STATS
   lookbackEndCycles = clock64();
-  atomicAdd(&gLookbackStats[1], wordsRead);
-  atomicAdd(&gLookbackStats[2], spins);
 #endif
 
   // Write out in slot order: consecutive threads write consecutive positions of one digit. Each
@@ -386,12 +431,12 @@ __device__ void onesweep(const K* __restrict__ keysIn, KOut* __restrict__ keysOu
   if (flags & FLAG_VALUES_IOTA) {
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i)
-      exchangeVals[ranks[i]] = static_cast<uint32_t>(tileStart) + warpBase + i * WARP_THREADS;
+      exchangeVals[ranks.get(i)] = static_cast<uint32_t>(tileStart) + warpBase + i * WARP_THREADS;
   } else {
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i) {
       const uint32_t position = warpBase + i * WARP_THREADS;
-      exchangeVals[ranks[i]] = position < validInTile ? valsIn[tileStart + position] : 0;
+      exchangeVals[ranks.get(i)] = position < validInTile ? valsIn[tileStart + position] : 0;
     }
   }
   __syncthreads();
@@ -403,6 +448,8 @@ __device__ void onesweep(const K* __restrict__ keysIn, KOut* __restrict__ keysOu
 #ifdef RADIX_DEBUG_LOOKBACK_STATS
   if (tid == 0) {
     atomicAdd(&gLookbackStats[0], 1ull);
+    atomicAdd(&gLookbackStats[1], blockStats[0]);
+    atomicAdd(&gLookbackStats[2], blockStats[1]);
     atomicAdd(&gLookbackStats[3], lookbackStartCycles - blockStartCycles);
     atomicAdd(&gLookbackStats[4], lookbackEndCycles - lookbackStartCycles);
     atomicAdd(&gLookbackStats[5], clock64() - lookbackEndCycles);
