@@ -28,16 +28,16 @@ public final class CudaEngine implements SortEngine {
   /**
    * Under {@code algorithm=auto}, batches of keys of at most 32 bits up to this many rows go to the
    * odd-even kernels, larger ones to the radix sort. Measured on the H200 (BENCHMARKS.md,
-   * 2026-11-29): odd-even 0.040 ms against radix 0.075 ms at 1e4 32-bit keys, radix ahead at 1e6
-   * (0.114 against 0.146 ms).
+   * 2026-11-30): odd-even 0.040 ms against radix 0.068 ms at 1e4 32-bit keys, radix ahead at 1e6
+   * (0.096 against 0.146 ms).
    */
   static final int AUTO_ODDEVEN_MAX_ROWS_32 = 100_000;
   /**
-   * The same for one 64-bit word: odd-even ahead at 1e4 (0.052 against 0.116 ms) and 1e6 (0.176
-   * against 0.212 ms), level at 1e7, radix ahead at 1e8. Wider keys always take the radix sort,
-   * which skips constant words and digits.
+   * The same for one 64-bit word: odd-even ahead at 1e4 (0.051 against 0.106 ms), level at 1e6
+   * (0.176 against 0.172 ms), radix ahead from 1e7. Wider keys always take the radix sort, which
+   * skips constant words and digits.
    */
-  static final int AUTO_ODDEVEN_MAX_ROWS_64 = 2_000_000;
+  static final int AUTO_ODDEVEN_MAX_ROWS_64 = 1_000_000;
 
   private final EngineOptions options;
   private final CudaDevice device;
