@@ -103,69 +103,56 @@ cudaError_t sortPairsWith(Launcher& launcher, const HostTuning& tuning, const K*
   return cudaSuccess;
 }
 
+// The kernels of one key width.
 template <typename K>
-struct KernelLauncher;
+struct Kernels;
 
 template <>
-struct KernelLauncher<uint32_t> {
-  cudaStream_t stream;
-  cudaError_t blockSort(uint32_t grid, uint32_t block, const uint32_t* ki, const uint32_t* vi,
-                        uint32_t* ko, uint32_t* vo, uint32_t n) {
-    oddeven_block_sort_u32<<<grid, block, 0, stream>>>(ki, vi, ko, vo, n);
-    return cudaGetLastError();
-  }
-  cudaError_t partition(uint32_t grid, uint32_t block, const uint32_t* k, uint32_t n,
-                        uint32_t run, uint32_t* splits) {
-    oddeven_merge_partition_u32<<<grid, block, 0, stream>>>(k, n, run, splits);
-    return cudaGetLastError();
-  }
-  cudaError_t merge(uint32_t grid, uint32_t block, const uint32_t* ki, const uint32_t* vi,
-                    uint32_t* ko, uint32_t* vo, uint32_t n, uint32_t run,
-                    const uint32_t* splits) {
-    oddeven_merge_pass_u32<<<grid, block, 0, stream>>>(ki, vi, ko, vo, n, run, splits);
-    return cudaGetLastError();
-  }
-  cudaError_t partition4(uint32_t grid, uint32_t block, const uint32_t* k, uint32_t n,
-                         uint32_t run, uint32_t* splits) {
-    oddeven_merge4_partition_u32<<<grid, block, 0, stream>>>(k, n, run, splits);
-    return cudaGetLastError();
-  }
-  cudaError_t merge4(uint32_t grid, uint32_t block, const uint32_t* ki, const uint32_t* vi,
-                     uint32_t* ko, uint32_t* vo, uint32_t n, uint32_t run,
-                     const uint32_t* splits) {
-    oddeven_merge4_pass_u32<<<grid, block, 0, stream>>>(ki, vi, ko, vo, n, run, splits);
-    return cudaGetLastError();
-  }
+struct Kernels<uint32_t> {
+  static constexpr auto blockSort = oddeven_block_sort_u32;
+  static constexpr auto partition = oddeven_merge_partition_u32;
+  static constexpr auto merge = oddeven_merge_pass_u32;
+  static constexpr auto partition4 = oddeven_merge4_partition_u32;
+  static constexpr auto merge4 = oddeven_merge4_pass_u32;
 };
 
 template <>
-struct KernelLauncher<uint64_t> {
+struct Kernels<uint64_t> {
+  static constexpr auto blockSort = oddeven_block_sort_u64;
+  static constexpr auto partition = oddeven_merge_partition_u64;
+  static constexpr auto merge = oddeven_merge_pass_u64;
+  static constexpr auto partition4 = oddeven_merge4_partition_u64;
+  static constexpr auto merge4 = oddeven_merge4_pass_u64;
+};
+
+// sortPairsWith's launcher for the CUDA runtime, on one stream.
+template <typename K>
+struct KernelLauncher {
+  using Ks = Kernels<K>;
   cudaStream_t stream;
-  cudaError_t blockSort(uint32_t grid, uint32_t block, const uint64_t* ki, const uint32_t* vi,
-                        uint64_t* ko, uint32_t* vo, uint32_t n) {
-    oddeven_block_sort_u64<<<grid, block, 0, stream>>>(ki, vi, ko, vo, n);
+  cudaError_t blockSort(uint32_t grid, uint32_t block, const K* ki, const uint32_t* vi, K* ko,
+                        uint32_t* vo, uint32_t n) {
+    Ks::blockSort<<<grid, block, 0, stream>>>(ki, vi, ko, vo, n);
     return cudaGetLastError();
   }
-  cudaError_t partition(uint32_t grid, uint32_t block, const uint64_t* k, uint32_t n,
-                        uint32_t run, uint32_t* splits) {
-    oddeven_merge_partition_u64<<<grid, block, 0, stream>>>(k, n, run, splits);
+  cudaError_t partition(uint32_t grid, uint32_t block, const K* k, uint32_t n, uint32_t run,
+                        uint32_t* splits) {
+    Ks::partition<<<grid, block, 0, stream>>>(k, n, run, splits);
     return cudaGetLastError();
   }
-  cudaError_t merge(uint32_t grid, uint32_t block, const uint64_t* ki, const uint32_t* vi,
-                    uint64_t* ko, uint32_t* vo, uint32_t n, uint32_t run,
-                    const uint32_t* splits) {
-    oddeven_merge_pass_u64<<<grid, block, 0, stream>>>(ki, vi, ko, vo, n, run, splits);
+  cudaError_t merge(uint32_t grid, uint32_t block, const K* ki, const uint32_t* vi, K* ko,
+                    uint32_t* vo, uint32_t n, uint32_t run, const uint32_t* splits) {
+    Ks::merge<<<grid, block, 0, stream>>>(ki, vi, ko, vo, n, run, splits);
     return cudaGetLastError();
   }
-  cudaError_t partition4(uint32_t grid, uint32_t block, const uint64_t* k, uint32_t n,
-                         uint32_t run, uint32_t* splits) {
-    oddeven_merge4_partition_u64<<<grid, block, 0, stream>>>(k, n, run, splits);
+  cudaError_t partition4(uint32_t grid, uint32_t block, const K* k, uint32_t n, uint32_t run,
+                         uint32_t* splits) {
+    Ks::partition4<<<grid, block, 0, stream>>>(k, n, run, splits);
     return cudaGetLastError();
   }
-  cudaError_t merge4(uint32_t grid, uint32_t block, const uint64_t* ki, const uint32_t* vi,
-                     uint64_t* ko, uint32_t* vo, uint32_t n, uint32_t run,
-                     const uint32_t* splits) {
-    oddeven_merge4_pass_u64<<<grid, block, 0, stream>>>(ki, vi, ko, vo, n, run, splits);
+  cudaError_t merge4(uint32_t grid, uint32_t block, const K* ki, const uint32_t* vi, K* ko,
+                     uint32_t* vo, uint32_t n, uint32_t run, const uint32_t* splits) {
+    Ks::merge4<<<grid, block, 0, stream>>>(ki, vi, ko, vo, n, run, splits);
     return cudaGetLastError();
   }
 };

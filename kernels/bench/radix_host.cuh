@@ -53,41 +53,26 @@ struct Scratch {
   }
 };
 
+// The kernels and tuning of one key width.
 template <typename K>
 struct Kernels;
 
 template <>
 struct Kernels<uint32_t> {
   static constexpr int PASSES = 4;
+  static constexpr auto histogram = radix_histogram_u32;
+  static constexpr auto sweep = radix_onesweep_u32;
   static uint32_t tile(const Tuning& t) { return t.sweepThreads32 * t.sweepItems32; }
   static uint32_t threads(const Tuning& t) { return t.sweepThreads32; }
-  static void histogram(int grid, int block, cudaStream_t s, const uint32_t* k, uint32_t n,
-                        uint32_t* c) {
-    radix_histogram_u32<<<grid, block, 0, s>>>(k, n, c);
-  }
-  static void sweep(int grid, int block, cudaStream_t s, const uint32_t* ki, uint32_t* ko,
-                    const uint32_t* vi, uint32_t* vo, uint32_t n, uint32_t shift,
-                    const uint32_t* off, uint64_t* lb, uint32_t* tc, uint32_t gen,
-                    uint32_t flags) {
-    radix_onesweep_u32<<<grid, block, 0, s>>>(ki, ko, vi, vo, n, shift, off, lb, tc, gen, flags);
-  }
 };
 
 template <>
 struct Kernels<uint64_t> {
   static constexpr int PASSES = 8;
+  static constexpr auto histogram = radix_histogram_u64;
+  static constexpr auto sweep = radix_onesweep_u64;
   static uint32_t tile(const Tuning& t) { return t.sweepThreads64 * t.sweepItems64; }
   static uint32_t threads(const Tuning& t) { return t.sweepThreads64; }
-  static void histogram(int grid, int block, cudaStream_t s, const uint64_t* k, uint32_t n,
-                        uint32_t* c) {
-    radix_histogram_u64<<<grid, block, 0, s>>>(k, n, c);
-  }
-  static void sweep(int grid, int block, cudaStream_t s, const uint64_t* ki, uint64_t* ko,
-                    const uint32_t* vi, uint32_t* vo, uint32_t n, uint32_t shift,
-                    const uint32_t* off, uint64_t* lb, uint32_t* tc, uint32_t gen,
-                    uint32_t flags) {
-    radix_onesweep_u64<<<grid, block, 0, s>>>(ki, ko, vi, vo, n, shift, off, lb, tc, gen, flags);
-  }
 };
 
 inline uint64_t tilesFor(uint32_t n, uint32_t tile) { return (uint64_t(n) + tile - 1) / tile; }
@@ -107,7 +92,7 @@ cudaError_t sortPairs(const Tuning& t, Scratch& s, int numSms, const K* keysIn,
   if ((e = cudaMemsetAsync(s.counts, 0, PASSES * 256 * 4, stream)) != cudaSuccess) return e;
   const uint64_t histTiles = tilesFor(n, t.histThreads * t.histItems);
   const int histGrid = static_cast<int>(std::min<uint64_t>(histTiles, uint64_t(numSms) * 8));
-  Ks::histogram(histGrid, t.histThreads, stream, keysIn, n, s.counts);
+  Ks::histogram<<<histGrid, t.histThreads, 0, stream>>>(keysIn, n, s.counts);
   radix_scan<<<PASSES, 256, 0, stream>>>(s.counts, s.offsets);
   if ((e = cudaGetLastError()) != cudaSuccess) return e;
   uint32_t counts[PASSES * 256];
@@ -169,9 +154,9 @@ cudaError_t sortPairs(const Tuning& t, Scratch& s, int numSms, const K* keysIn,
           (const uint64_t*)srcKeys, (uint32_t*)dstKeys, srcVals, dstVals, n, p * 8, offsets,
           s.lookback, s.tileCounters + k, s.generation, flags, narrowShift);
     } else {
-      Ks::sweep(static_cast<int>(tiles), Ks::threads(t), stream, (const K*)srcKeys, (K*)dstKeys,
-                srcVals, dstVals, n, p * 8, offsets, s.lookback, s.tileCounters + k,
-                s.generation, flags);
+      Ks::sweep<<<static_cast<int>(tiles), Ks::threads(t), 0, stream>>>(
+          (const K*)srcKeys, (K*)dstKeys, srcVals, dstVals, n, p * 8, offsets, s.lookback,
+          s.tileCounters + k, s.generation, flags);
     }
     if ((e = cudaGetLastError()) != cudaSuccess) return e;
     srcKeys = dstKeys;

@@ -887,8 +887,8 @@ extern "C" __device__ const uint32_t gpusort_oddeven_tuning[12] = {
 
 extern "C" {
 
-// Block sort: two blocks per SM (registers capped at 128 for 256 threads), so that one computes
-// while the other waits at a barrier.
+// Block sort: at least two blocks per SM (for 256 threads that caps registers at 128), so that
+// one computes while the other waits at a barrier.
 __global__ void __launch_bounds__(ODDEVEN_SORT_THREADS, ODDEVEN_SORT_THREADS <= 256 ? 2 : 1)
     oddeven_block_sort_u32(const uint32_t* keys_in, const uint32_t* vals_in, uint32_t* keys_out,
                            uint32_t* vals_out, uint32_t n) {

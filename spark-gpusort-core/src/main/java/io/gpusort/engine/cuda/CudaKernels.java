@@ -44,9 +44,19 @@ final class CudaKernels implements AutoCloseable {
   final int sweepItems32;
   final int sweepThreads64;
   final int sweepItems64;
-  /** {sort threads, sort items, merge threads, merge items} for 32-bit and 64-bit keys. */
-  final int[] oddeven32 = new int[4];
-  final int[] oddeven64 = new int[4];
+  private final OddEvenTuning oddeven32;
+  private final OddEvenTuning oddeven64;
+
+  /** Launch shape of the odd-even kernels for one key width (gpusort_oddeven_tuning). */
+  record OddEvenTuning(int sortThreads, int sortItems, int mergeThreads, int mergeItems) {
+    long sortTile() {
+      return (long) sortThreads * sortItems;
+    }
+
+    long mergeTile() {
+      return (long) mergeThreads * mergeItems;
+    }
+  }
 
   /** Loads both modules into the current context. */
   CudaKernels() {
@@ -79,8 +89,8 @@ final class CudaKernels implements AutoCloseable {
       sweepThreads64 = t[4];
       sweepItems64 = t[5];
       int[] o = readTable(oddeven, "gpusort_oddeven_tuning", 12);
-      System.arraycopy(o, 0, oddeven32, 0, 4);
-      System.arraycopy(o, 4, oddeven64, 0, 4);
+      oddeven32 = new OddEvenTuning(o[0], o[1], o[2], o[3]);
+      oddeven64 = new OddEvenTuning(o[4], o[5], o[6], o[7]);
     } catch (RuntimeException e) {
       cuModuleUnload(radix);
       if (second != null) {
@@ -93,6 +103,11 @@ final class CudaKernels implements AutoCloseable {
   /** Keys per onesweep tile, for keys of {@code keyBytes} bytes. */
   int sweepTile(int keyBytes) {
     return keyBytes == 4 ? sweepThreads32 * sweepItems32 : sweepThreads64 * sweepItems64;
+  }
+
+  /** The odd-even launch shape for keys of {@code keyBytes} bytes. */
+  OddEvenTuning oddeven(int keyBytes) {
+    return keyBytes == 4 ? oddeven32 : oddeven64;
   }
 
   private static CUmodule load(String name) {

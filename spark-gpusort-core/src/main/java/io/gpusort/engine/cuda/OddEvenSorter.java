@@ -65,8 +65,7 @@ final class OddEvenSorter {
       keys = new CUdeviceptr[] {owner.scratch((long) keyBytes * n),
           owner.scratch((long) keyBytes * n)};
       values = new CUdeviceptr[] {owner.scratch(4L * n), owner.scratch(4L * n)};
-      int[] t = keyBytes == 4 ? k.oddeven32 : k.oddeven64;
-      long mergeTile = (long) t[2] * t[3];
+      long mergeTile = k.oddeven(keyBytes).mergeTile();
       splits = owner.scratch(4L * ((n + mergeTile - 1) / mergeTile + 1));
     }
   }
@@ -75,11 +74,9 @@ final class OddEvenSorter {
   private static CUdeviceptr sortPairs(Workspace ws, Buffers b, CUdeviceptr keysIn, int n) {
     CudaKernels k = ws.device.kernels;
     int keyBytes = b.keyBytes;
-    int[] t = keyBytes == 4 ? k.oddeven32 : k.oddeven64;
-    int sortThreads = t[0];
-    long tile = (long) t[0] * t[1];
-    int mergeThreads = t[2];
-    long mergeTile = (long) t[2] * t[3];
+    CudaKernels.OddEvenTuning t = k.oddeven(keyBytes);
+    long tile = t.sortTile();
+    long mergeTile = t.mergeTile();
     // Pairwise merges only: oddeven.cu's 4-way passes measured slower on the H200 (12.4 against
     // 9.6 ms for 1e8 32-bit pairs, spark-gpusort-examples/BENCHMARKS.md).
     int passes = 0;
@@ -92,8 +89,8 @@ final class OddEvenSorter {
     // last pass ends there.
     int dst = passes % 2 == 0 ? 0 : 1;
     CUfunction blockSort = keyBytes == 4 ? k.oddevenBlockSort32 : k.oddevenBlockSort64;
-    Launch.kernel("oddeven_block_sort", blockSort, (n + tile - 1) / tile, sortThreads, ws.stream,
-        keysIn, null, keys[dst], values[dst], n);
+    Launch.kernel("oddeven_block_sort", blockSort, (n + tile - 1) / tile, t.sortThreads(),
+        ws.stream, keysIn, null, keys[dst], values[dst], n);
     if (passes == 0) {
       return values[dst];
     }
@@ -106,8 +103,8 @@ final class OddEvenSorter {
       dst = 1 - src;
       Launch.kernel("oddeven_merge_partition", partition, (outputTiles + 1 + 255) / 256, 256,
           ws.stream, keys[src], n, (int) run, splits);
-      Launch.kernel("oddeven_merge_pass", merge, outputTiles, mergeThreads, ws.stream, keys[src],
-          values[src], keys[dst], values[dst], n, (int) run, splits);
+      Launch.kernel("oddeven_merge_pass", merge, outputTiles, t.mergeThreads(), ws.stream,
+          keys[src], values[src], keys[dst], values[dst], n, (int) run, splits);
       src = dst;
     }
     return values[src];
