@@ -541,15 +541,6 @@ __global__ void radix_gather_u64(const uint64_t* column, const uint32_t* perm, u
   }
 }
 
-// out[i] = values[index[i]]: composes permutations (the order so far, then a sort of it).
-__global__ void radix_gather_u32(const uint32_t* values, const uint32_t* index, uint32_t* out,
-                                 uint32_t n) {
-  for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += static_cast<uint64_t>(gridDim.x) * blockDim.x) {
-    out[i] = values[index[i]];
-  }
-}
-
 // keysOut[i] = high 32 bits of words[i]: keys of at most 32 significant bits.
 __global__ void radix_narrow(const uint64_t* words, uint32_t* keysOut, uint32_t n) {
   for (uint64_t i = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;

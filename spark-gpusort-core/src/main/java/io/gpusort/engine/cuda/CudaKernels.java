@@ -29,7 +29,6 @@ final class CudaKernels implements AutoCloseable {
   final CUfunction radixOnesweep64;
   final CUfunction radixOnesweep64Narrow;
   final CUfunction radixGather64;
-  final CUfunction radixGather32;
   final CUfunction radixNarrow;
   final CUfunction oddevenBlockSort32;
   final CUfunction oddevenBlockSort64;
@@ -73,7 +72,6 @@ final class CudaKernels implements AutoCloseable {
       radixOnesweep64 = function(radix, "radix_onesweep_u64");
       radixOnesweep64Narrow = function(radix, "radix_onesweep_u64_narrow");
       radixGather64 = function(radix, "radix_gather_u64");
-      radixGather32 = function(radix, "radix_gather_u32");
       radixNarrow = function(radix, "radix_narrow");
       oddevenBlockSort32 = function(oddeven, "oddeven_block_sort_u32");
       oddevenBlockSort64 = function(oddeven, "oddeven_block_sort_u64");

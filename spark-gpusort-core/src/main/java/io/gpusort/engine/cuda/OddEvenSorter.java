@@ -6,8 +6,9 @@ import jcuda.driver.CUfunction;
 /**
  * The device sequence of the odd-even hybrid (kernels/cuda/oddeven.cu): tiles sorted by Batcher's
  * odd-even merge sort, then merged pairwise by merge path until one run is left. Keys wider than
- * 64 bits are sorted one word at a time from the least significant, each word's sort giving
- * positions in the order so far, composed with it by a gather.
+ * 64 bits are sorted one word at a time from the least significant: each word, gathered in the
+ * order so far, is sorted with that order's row numbers as its values, so the values that come
+ * out are the order of all words sorted so far.
  */
 final class OddEvenSorter {
   private OddEvenSorter() {}
@@ -23,32 +24,17 @@ final class OddEvenSorter {
       CUdeviceptr keys = owner.scratch(4L * n);
       Launch.kernel("radix_narrow", k.radixNarrow, grid, 256, ws.stream, columns.pointer(), keys,
           n);
-      return sortPairs(ws, b, keys, n);
+      return sortPairs(ws, b, keys, null, n);
     }
-    CUdeviceptr permutation = null;
+    // The sort's value buffers hold each word's result; the next word's sort reads it as its
+    // values while it writes into those buffers, which the kernels allow (oddeven.cu: the block
+    // sort reads a tile's values before it writes any, and the passes start after it).
+    CUdeviceptr permutation = sortPairs(ws, b, columns.at(8L * (words - 1) * n), null, n);
     CUdeviceptr gathered = words > 1 ? owner.scratch(8L * n) : null;
-    CUdeviceptr[] composed = words > 1
-        ? new CUdeviceptr[] {owner.scratch(4L * n), owner.scratch(4L * n)} : null;
-    for (int w = words - 1; w >= 0; w--) {
-      CUdeviceptr column = columns.at(8L * w * n);
-      if (permutation == null) {
-        // Copied out of the sort's value buffers, which the next word's sort reuses.
-        CUdeviceptr positions = sortPairs(ws, b, column, n);
-        if (w == 0) {
-          return positions;
-        }
-        Cuda.check(jcuda.driver.JCudaDriver.cuMemcpyDtoDAsync(composed[0], positions, 4L * n,
-            ws.stream), "cuMemcpyDtoDAsync", 4L * n + " bytes");
-        permutation = composed[0];
-        continue;
-      }
-      Launch.kernel("radix_gather_u64", k.radixGather64, grid, 256, ws.stream, column,
-          permutation, gathered, n);
-      CUdeviceptr positions = sortPairs(ws, b, gathered, n);
-      CUdeviceptr next = permutation == composed[0] ? composed[1] : composed[0];
-      Launch.kernel("radix_gather_u32", k.radixGather32, grid, 256, ws.stream, permutation,
-          positions, next, n);
-      permutation = next;
+    for (int w = words - 2; w >= 0; w--) {
+      Launch.kernel("radix_gather_u64", k.radixGather64, grid, 256, ws.stream,
+          columns.at(8L * w * n), permutation, gathered, n);
+      permutation = sortPairs(ws, b, gathered, permutation, n);
     }
     return permutation;
   }
@@ -70,8 +56,12 @@ final class OddEvenSorter {
     }
   }
 
-  /** Sorts (keys, position) pairs; returns where the sorted positions are. */
-  private static CUdeviceptr sortPairs(Workspace ws, Buffers b, CUdeviceptr keysIn, int n) {
+  /**
+   * Stably sorts {@code n} (key, value) pairs, the values {@code valuesIn} or, when it is null, the
+   * input positions; returns where the sorted values are (one of {@code b.values}).
+   */
+  private static CUdeviceptr sortPairs(Workspace ws, Buffers b, CUdeviceptr keysIn,
+      CUdeviceptr valuesIn, int n) {
     CudaKernels k = ws.device.kernels;
     int keyBytes = b.keyBytes;
     CudaKernels.OddEvenTuning t = k.oddeven(keyBytes);
@@ -90,7 +80,7 @@ final class OddEvenSorter {
     int dst = passes % 2 == 0 ? 0 : 1;
     CUfunction blockSort = keyBytes == 4 ? k.oddevenBlockSort32 : k.oddevenBlockSort64;
     Launch.kernel("oddeven_block_sort", blockSort, (n + tile - 1) / tile, t.sortThreads(),
-        ws.stream, keysIn, null, keys[dst], values[dst], n);
+        ws.stream, keysIn, valuesIn, keys[dst], values[dst], n);
     if (passes == 0) {
       return values[dst];
     }
