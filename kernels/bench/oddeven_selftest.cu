@@ -5,7 +5,7 @@
 // key, positions ascending within equal keys).
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -o oddeven_selftest oddeven_selftest.cu
-//   ./oddeven_selftest [--four-way] [--no-perf] [--seed S]   (--four-way: 4-way merge passes)
+//   ./oddeven_selftest [--no-perf] [--seed S]
 //
 // One line per case; last line ODDEVEN SELFTEST PASS (exit 0) or ODDEVEN SELFTEST FAIL (exit 1).
 #include <cuda_runtime.h>
@@ -30,9 +30,6 @@
       std::exit(1);                                                                       \
     }                                                                                     \
   } while (0)
-
-// Whether the merge passes are 4-way (--four-way) or 2-way, as the engine runs them.
-static bool gFourWay = false;
 
 namespace {
 
@@ -173,7 +170,7 @@ void runCase(const char* keyType, uint32_t n, Dist dist, Mode mode, uint64_t see
   CHECK(cudaEventCreate(&stop));
   CHECK(cudaEventRecord(start, stream));
   CHECK(oddevenSortPairs<K>(keysIn, valsIn, d.keysOut, d.valsOut, d.keysTmp, d.valsTmp, d.splits,
-                            n, stream, gFourWay));
+                            n, stream));
   CHECK(cudaEventRecord(stop, stream));
   CHECK(cudaStreamSynchronize(stream));
   CHECK(cudaGetLastError());
@@ -206,9 +203,7 @@ void runCase(const char* keyType, uint32_t n, Dist dist, Mode mode, uint64_t see
   if (!ok) ++failures;
   std::printf("%s %-4s %-11s %-13s n=%-10u passes=%-2u %9.3f ms", ok ? "ok  " : "FAIL", keyType,
               distName(dist), modeName(mode), n,
-              oddeven::mergePasses(n, oddeven::Tuning<K>::SORT_THREADS *
-                                          oddeven::Tuning<K>::SORT_ITEMS,
-                                      gFourWay),
+              oddeven::mergePasses(n, oddeven::Tuning<K>::SORT_THREADS * oddeven::Tuning<K>::SORT_ITEMS),
               ms);
   if (bad) {
     const uint32_t want = iota ? ref[firstBad].pos : payload[ref[firstBad].pos];
@@ -252,7 +247,7 @@ void perfCase(const char* keyType, uint32_t n, int reps, uint64_t seed, cudaStre
   for (int r = 0; r <= reps; ++r) {  // the first run is a warm-up
     CHECK(cudaEventRecord(start, stream));
     CHECK(oddevenSortPairs<K>(d.keysIn, nullptr, d.keysOut, d.valsOut, d.keysTmp, d.valsTmp,
-                              d.splits, n, stream, gFourWay));
+                              d.splits, n, stream));
     CHECK(cudaEventRecord(stop, stream));
     CHECK(cudaStreamSynchronize(stream));
     float ms = 0;
@@ -277,9 +272,7 @@ void perfCase(const char* keyType, uint32_t n, int reps, uint64_t seed, cudaStre
   if (!ok) ++failures;
   std::printf("%s perf %-4s random n=%-10u passes=%-2u median %8.3f ms of %d  %6.2f G pairs/s\n",
               ok ? "ok  " : "FAIL", keyType, n,
-              oddeven::mergePasses(n, oddeven::Tuning<K>::SORT_THREADS *
-                                          oddeven::Tuning<K>::SORT_ITEMS,
-                                      gFourWay),
+              oddeven::mergePasses(n, oddeven::Tuning<K>::SORT_THREADS * oddeven::Tuning<K>::SORT_ITEMS),
               ms, reps, n / (ms * 1e6));
   std::fflush(stdout);
 }
@@ -287,16 +280,15 @@ void perfCase(const char* keyType, uint32_t n, int reps, uint64_t seed, cudaStre
 template <typename K>
 void runWidth(const char* keyType, uint64_t seed, cudaStream_t stream) {
   const uint32_t tile = oddeven::Tuning<K>::SORT_THREADS * oddeven::Tuning<K>::SORT_ITEMS;
-  const uint32_t mtile4 = oddeven::Tuning<K>::MERGE4_THREADS * oddeven::Tuning<K>::MERGE4_ITEMS;
-  // 4-way passes: groups of 3 (2 tile + 1, 3 tile + 5) and 4 runs; tails of 1 (16 tile + 1), 2
-  // (17 tile + 5) and 3 runs (18 tile + 1, 19 tile - 1); sizes ending with a 2-way pass
-  // (4 tile + 1, 32 tile + 5, 1000003, 10000000) or not (16 tile, 33554433); n at multiples of
-  // the 4-way merge tile and one off.
+  const uint32_t half = tile / 2;
+  // Runs of every count up to 4 (tile + 1 .. 3 tile + 5), odd tails after full pairs (17 tile + 5,
+  // 19 tile - 1, 32 tile + 5), odd and even pass counts, exact powers of two (16 tile, 33554433 one
+  // past), and n at odd multiples of half a tile and one off.
   const uint32_t sizes[] = {0,           1,           2,           3,
                             tile - 1,    tile,        tile + 1,    2 * tile + 1,
                             3 * tile + 5, 4 * tile,   4 * tile + 1, 16 * tile,
                             16 * tile + 1, 17 * tile + 5, 18 * tile + 1, 19 * tile - 1, 32 * tile + 5,
-                            5 * mtile4 - 1, 5 * mtile4, 5 * mtile4 + 1, 64 * tile + 3 * mtile4 + 1,
+                            5 * half - 1, 5 * half,   5 * half + 1, 64 * tile + 3 * half + 1,
                             1000003,     10000000,    33554433};
   for (uint32_t n : sizes)
     for (Dist dist : kDists) runCase<K>(keyType, n, dist, Mode::IOTA, seed, stream);
@@ -313,9 +305,7 @@ int main(int argc, char** argv) {
   bool perf = true;
   uint64_t seed = 20240601;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--four-way")) {
-      gFourWay = true;
-    } else if (!std::strcmp(argv[i], "--no-perf")) {
+    if (!std::strcmp(argv[i], "--no-perf")) {
       perf = false;
     } else if (!std::strcmp(argv[i], "--seed") && i + 1 < argc) {
       seed = std::strtoull(argv[++i], nullptr, 10);
@@ -334,10 +324,6 @@ int main(int argc, char** argv) {
   CHECK(oddeven::readTuning(4, &t32));
   CHECK(oddeven::readTuning(8, &t64));
   const bool tableOk =
-      t32.merge4Threads == oddeven::Tuning<uint32_t>::MERGE4_THREADS &&
-      t32.merge4Items == oddeven::Tuning<uint32_t>::MERGE4_ITEMS &&
-      t64.merge4Threads == oddeven::Tuning<uint64_t>::MERGE4_THREADS &&
-      t64.merge4Items == oddeven::Tuning<uint64_t>::MERGE4_ITEMS &&
       t32.sortThreads == oddeven::Tuning<uint32_t>::SORT_THREADS &&
       t32.sortItems == oddeven::Tuning<uint32_t>::SORT_ITEMS &&
       t32.mergeThreads == oddeven::Tuning<uint32_t>::MERGE_THREADS &&
@@ -347,11 +333,9 @@ int main(int argc, char** argv) {
       t64.mergeThreads == oddeven::Tuning<uint64_t>::MERGE_THREADS &&
       t64.mergeItems == oddeven::Tuning<uint64_t>::MERGE_ITEMS;
   if (!tableOk) ++failures;
-  std::printf("%s gpusort_oddeven_tuning u32 {%u, %u, %u, %u} u64 {%u, %u, %u, %u} "
-              "merge4 u32 {%u, %u} u64 {%u, %u}\n",
+  std::printf("%s gpusort_oddeven_tuning u32 {%u, %u, %u, %u} u64 {%u, %u, %u, %u}\n",
               tableOk ? "ok  " : "FAIL", t32.sortThreads, t32.sortItems, t32.mergeThreads,
-              t32.mergeItems, t64.sortThreads, t64.sortItems, t64.mergeThreads, t64.mergeItems,
-              t32.merge4Threads, t32.merge4Items, t64.merge4Threads, t64.merge4Items);
+              t32.mergeItems, t64.sortThreads, t64.sortItems, t64.mergeThreads, t64.mergeItems);
 
   cudaStream_t stream;
   CHECK(cudaStreamCreate(&stream));

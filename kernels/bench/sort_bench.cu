@@ -260,21 +260,18 @@ void runCase(const char* keyType, Dist dist, uint32_t n, int reps, bool timed, b
   (void)withOddeven;
 #else
   if (withOddeven) {
-    for (const bool fourWay : {false, true}) {
-      const char* name = fourWay ? "oddeven 4-way" : "oddeven";
-      auto oe = [&] {
-        CHECK(oddevenSortPairs<K>(keysIn, nullptr, ourKeys, ourVals, tmpKeys, tmpVals, splits, n,
-                                  0, fourWay));
-      };
-      poisonOutputs();
-      oe();
-      CHECK(cudaDeviceSynchronize());
-      bool ok = check(name, true);
-      if (timed) {
-        const double ms = medianMs(reps, oe);
-        ok &= check(name, true);
-        rows.push_back({keyType, dname, name, n, ms, cubMs / ms, 0, ok});
-      }
+    auto oe = [&] {
+      CHECK(oddevenSortPairs<K>(keysIn, nullptr, ourKeys, ourVals, tmpKeys, tmpVals, splits, n,
+                                0));
+    };
+    poisonOutputs();
+    oe();
+    CHECK(cudaDeviceSynchronize());
+    bool ok = check("oddeven", true);
+    if (timed) {
+      const double ms = medianMs(reps, oe);
+      ok &= check("oddeven", true);
+      rows.push_back({keyType, dname, "oddeven", n, ms, cubMs / ms, 0, ok});
     }
   }
 #endif

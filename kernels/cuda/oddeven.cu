@@ -1,57 +1,38 @@
 // Odd-even hybrid sort of (key, 32-bit value) pairs, 32- and 64-bit unsigned keys, after "A
 // Parallel Sorting Algorithm for GPGPU": split the input into tiles, sort every tile on the device
-// with Batcher's odd-even merge sort, then merge sorted runs (merge path), four at a time while
-// more than two are left, then the last two, until one run is left. The result equals a stable
-// sort of the input by key.
+// with Batcher's odd-even merge sort, then merge sorted runs pairwise (merge path) until one run is
+// left. The result equals a stable sort of the input by key. (Merging four runs a pass measured
+// slower on the H200; spark-gpusort-examples/BENCHMARKS.md, and branch exp/oddeven-words.)
 //
-// Host sequence for n items, 1 <= n <= 2^31 - 9 (n == 0: launch nothing). Tuning: the 12 uint32
+// Host sequence for n items, 1 <= n <= 2^31 - 9 (n == 0: launch nothing). Tuning: the 8 uint32
 // of gpusort_oddeven_tuning, {SORT_THREADS, SORT_ITEMS, MERGE_THREADS, MERGE_ITEMS} for 32-bit
-// keys, the same four for 64-bit keys, then {MERGE4_THREADS, MERGE4_ITEMS} for 32-bit keys and
-// for 64-bit keys; with those of the key width, TILE = SORT_THREADS * SORT_ITEMS,
-// MTILE = MERGE_THREADS * MERGE_ITEMS and MTILE4 = MERGE4_THREADS * MERGE4_ITEMS. Block sort and
-// merge passes trap on other block sizes.
-//   A pass with run length run < n is 4-way when 2 run < n (run *= 4), else 2-way (run *= 2).
-//   passes = number of passes from run = TILE until run >= n (0 when n <= TILE).
+// keys, then the same four for 64-bit keys; with those of the key width,
+// TILE = SORT_THREADS * SORT_ITEMS and MTILE = MERGE_THREADS * MERGE_ITEMS. Block sort and merge
+// passes trap on other block sizes.
+//   passes = number of doublings from run = TILE until run >= n (0 when n <= TILE).
 //   Buffers out and tmp, n keys and n values each. The block sort writes to out when passes is
 //   even and to tmp when it is odd; every pass writes to the other one, so the last ends in out.
 //   1. oddeven_block_sort_{u32,u64}<<<ceil(n / TILE), SORT_THREADS>>>
 //          (keysIn, valsIn or NULL, dstKeys, dstVals, n)
 //      sorts each tile of TILE items. valsIn NULL: value = input position (iota).
-//   2. tiles = ceil(n / MTILE); tiles4 = ceil(n / MTILE4);
-//      for (run = TILE; run < n;) {
-//        if (2 * run < n) {
-//          oddeven_merge4_partition_{u32,u64}<<<ceil((tiles4 + 1) / 256), 256>>>
-//              (srcKeys, n, run, splits)
-//          oddeven_merge4_pass_{u32,u64}<<<tiles4, MERGE4_THREADS>>>
-//              (srcKeys, srcVals, dstKeys, dstVals, n, run, splits)
-//          run *= 4
-//        } else {
-//          oddeven_merge_partition_{u32,u64}<<<ceil((tiles + 1) / 256), 256>>>
-//              (srcKeys, n, run, splits)
-//          oddeven_merge_pass_{u32,u64}<<<tiles, MERGE_THREADS>>>
-//              (srcKeys, srcVals, dstKeys, dstVals, n, run, splits)
-//          run *= 2
-//        }
+//   2. tiles = ceil(n / MTILE);
+//      for (run = TILE; run < n; run *= 2) {
+//        oddeven_merge_partition_{u32,u64}<<<ceil((tiles + 1) / 256), 256>>>
+//            (srcKeys, n, run, splits)
+//        oddeven_merge_pass_{u32,u64}<<<tiles, MERGE_THREADS>>>
+//            (srcKeys, srcVals, dstKeys, dstVals, n, run, splits)
 //        swap(src, dst)
 //      }
 //   keysIn/valsIn may be the very buffers out or tmp (in place); out and tmp must not overlap.
-//   splits: one buffer of max(tiles + 1, 3 (tiles4 + 1)) uint32 serves every pass (stream order).
+//   splits: one buffer of tiles + 1 uint32 serves every pass (stream order).
 //   Static shared memory only (no dynamic shared memory to set).
 //
-// splits, 2-way pass: the pass for `run` merges runs A = [b, b + run) and B = [b + run, b + 2 run),
-// both clipped to n, into [b, b + 2 run), for b = 0, 2 run, 4 run, ... Output tile i is positions
+// splits: the pass for `run` merges runs A = [b, b + run) and B = [b + run, b + 2 run), both
+// clipped to n, into [b, b + 2 run), for b = 0, 2 run, 4 run, ... Output tile i is positions
 // [i MTILE, (i + 1) MTILE), inside one such pair since MTILE <= 2 TILE divides 2 run. splits[i],
 // 0 <= i <= tiles, is the number of A items among the first d outputs of the pair holding position
 // o = min(i MTILE, n), d = o - b: the merge-path split of diagonal d, equal keys taking A's items
 // first (stable). A pair without B items is copied through. splits[tiles] is never read.
-//
-// splits, 4-way pass: the pass for `run` merges runs A, B, C, D = [b + k run, b + (k + 1) run),
-// k = 0..3, each clipped to n (missing ones empty), into [b, b + 4 run), for b = 0, 4 run, ...;
-// output tile i is positions [i MTILE4, (i + 1) MTILE4), inside one group since MTILE4 <= 4 TILE
-// divides 4 run. splits[3 i + k], 0 <= i <= tiles4, k = 0, 1, 2, is the number of A, B, C items
-// among the first d outputs of the group holding o = min(i MTILE4, n), d = o - b, in the stable
-// merge (equal keys: A, then B, then C, then D; D's count is d minus the three).
-// splits[3 tiles4 .. 3 tiles4 + 2] are never read.
 //
 // Block sort: a tile's items are (key, position in the tile), ordered by both, so Batcher's
 // network (not stable itself) yields the stable order; positions past n get the max key and sort
@@ -76,8 +57,6 @@ struct Tuning<uint32_t> {
   static constexpr uint32_t SORT_ITEMS = ODDEVEN_SORT_ITEMS;
   static constexpr uint32_t MERGE_THREADS = ODDEVEN_MERGE_THREADS;
   static constexpr uint32_t MERGE_ITEMS = ODDEVEN_MERGE_ITEMS;
-  static constexpr uint32_t MERGE4_THREADS = ODDEVEN_MERGE4_THREADS;
-  static constexpr uint32_t MERGE4_ITEMS = ODDEVEN_MERGE4_ITEMS;
 };
 
 template <>
@@ -86,8 +65,6 @@ struct Tuning<uint64_t> {
   static constexpr uint32_t SORT_ITEMS = ODDEVEN_SORT_ITEMS_64;
   static constexpr uint32_t MERGE_THREADS = ODDEVEN_MERGE_THREADS_64;
   static constexpr uint32_t MERGE_ITEMS = ODDEVEN_MERGE_ITEMS_64;
-  static constexpr uint32_t MERGE4_THREADS = ODDEVEN_MERGE4_THREADS_64;
-  static constexpr uint32_t MERGE4_ITEMS = ODDEVEN_MERGE4_ITEMS_64;
 };
 
 __host__ __device__ constexpr bool isPow2(uint32_t x) { return x != 0 && (x & (x - 1)) == 0; }
@@ -575,270 +552,6 @@ struct MergePass {
   }
 };
 
-// ---------------------------------------------------------------------------------------------
-// 4-way merge passes.
-
-// The group of four runs holding output position o (< n, or == n for the end), for run length
-// `run`: A, B, C, D = runs 0..3 from the group's start, each clipped to n (missing ones empty).
-struct RunQuad {
-  uint32_t start[4], len[4];
-
-  __host__ __device__ __forceinline__ RunQuad(uint32_t o, uint32_t n, uint32_t run) {
-    uint32_t s = o & ~(4 * run - 1);  // 4 run <= 2^31: a 4-way pass has 2 run < n <= 2^31 - 9
-#pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      start[k] = s;
-      len[k] = umin(run, n - s);
-      s += len[k];
-    }
-  }
-  __host__ __device__ __forceinline__ uint32_t end() const { return start[3] + len[3]; }
-};
-
-// What is known of the merge-path split s(j) of two runs X and Y (the number of X items among the
-// first j of their stable merge) from two evaluated diagonals pLo <= pHi: s is non-decreasing, and
-// so is j - s(j). Starts with s(0) = 0 and s(xLen + yLen) = xLen.
-struct SplitBounds {
-  uint32_t pLo, sLo, pHi, sHi;
-
-  // s(j) for pLo <= j <= pHi: a binary search over the interval the bounds leave.
-  template <typename K, class ReadX, class ReadY>
-  __host__ __device__ __forceinline__ uint32_t split(uint32_t j, ReadX x, ReadY y) const {
-    const uint32_t yBefore = pHi - sHi;  // Y items among the first pHi
-    uint32_t lo = j > yBefore + sLo ? j - yBefore : sLo;
-    uint32_t hi = umin(sHi, sLo + (j - pLo));
-    while (lo < hi) {
-      const uint32_t mid = (lo + hi) >> 1;
-      if (x(mid) <= y(j - 1 - mid)) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
-      }
-    }
-    return lo;
-  }
-};
-
-// Item j of the stable merge of X and Y, given s = s(j) (X first among equal keys).
-template <typename K, class ReadX, class ReadY>
-__host__ __device__ __forceinline__ K mergedItem(uint32_t j, uint32_t s, uint32_t xLen,
-                                                 uint32_t yLen, ReadX x, ReadY y) {
-  if (s >= xLen) return y(j - s);
-  if (j - s >= yLen) return x(s);
-  const K kx = x(s);
-  const K ky = y(j - s);
-  return kx <= ky ? kx : ky;
-}
-
-// Boundary i of a 4-way pass: splits[3 i + k], k = 0, 1, 2, the numbers of A, B, C items among
-// the first d outputs of the group holding o = min(i MTILE4, n), d = o - group start (the D count
-// is d minus their sum). The outer merge-path search runs over AB = merge(A, B) and
-// CD = merge(C, D) (AB first among equal keys); each item of AB or CD it reads costs a merge-path
-// search of that pair, narrowed by the splits the outer search has seen (SplitBounds), so the
-// inner searches shrink with the outer interval.
-template <typename K>
-__host__ __device__ __forceinline__ void partition4One(const K* keys, uint32_t n, uint32_t run,
-                                                       uint32_t* splits, uint32_t i) {
-  constexpr uint32_t MTILE4 = Tuning<K>::MERGE4_THREADS * Tuning<K>::MERGE4_ITEMS;
-  const uint32_t tiles = (n + MTILE4 - 1) / MTILE4;
-  if (i > tiles) return;
-  const uint32_t o = umin(i * MTILE4, n);
-  const RunQuad q(o, n, run);
-  const K* a = keys + q.start[0];
-  const K* b = keys + q.start[1];
-  const K* c = keys + q.start[2];
-  const K* dd = keys + q.start[3];
-  auto readA = [a](uint32_t j) { return a[j]; };
-  auto readB = [b](uint32_t j) { return b[j]; };
-  auto readC = [c](uint32_t j) { return c[j]; };
-  auto readD = [dd](uint32_t j) { return dd[j]; };
-  const uint32_t abLen = q.len[0] + q.len[1];
-  const uint32_t cdLen = q.len[2] + q.len[3];
-  const uint32_t d = o - q.start[0];
-  SplitBounds ab{0, 0, abLen, q.len[0]};
-  SplitBounds cd{0, 0, cdLen, q.len[2]};
-  uint32_t lo = d > cdLen ? d - cdLen : 0;
-  uint32_t hi = umin(d, abLen);
-  while (lo < hi) {
-    const uint32_t m = (lo + hi) >> 1;  // is AB[m] before CD[d - 1 - m]?
-    const uint32_t e = d - 1 - m;
-    const uint32_t sa = ab.split<K>(m, readA, readB);
-    const uint32_t sc = cd.split<K>(e, readC, readD);
-    const K kab = mergedItem<K>(m, sa, q.len[0], q.len[1], readA, readB);
-    const K kcd = mergedItem<K>(e, sc, q.len[2], q.len[3], readC, readD);
-    if (kab <= kcd) {  // later AB diagonals are > m, later CD diagonals < e
-      lo = m + 1;
-      ab.pLo = m;
-      ab.sLo = sa;
-      cd.pHi = e;
-      cd.sHi = sc;
-    } else {
-      hi = m;
-      ab.pHi = m;
-      ab.sHi = sa;
-      cd.pLo = e;
-      cd.sLo = sc;
-    }
-  }
-  const uint32_t sa = ab.split<K>(lo, readA, readB);
-  splits[3 * i] = sa;
-  splits[3 * i + 1] = lo - sa;
-  splits[3 * i + 2] = cd.split<K>(d - lo, readC, readD);
-}
-
-// One output tile of MTILE4 items of a 4-way pass: loads the tile's parts A', B', C', D' of the
-// four runs (in that order) into shared memory, merges A' with B' and C' with D' in place (the
-// thread's ITEMS outputs, in registers, then written back), then AB' with CD', and writes the
-// tile out. Every merge is stable (the earlier part first among equal keys), so the tile is the
-// stable merge of the four.
-template <typename K>
-struct MergePass4 {
-  static constexpr uint32_t THREADS = Tuning<K>::MERGE4_THREADS;
-  static constexpr uint32_t ITEMS = Tuning<K>::MERGE4_ITEMS;
-  static constexpr uint32_t TILE = THREADS * ITEMS;
-  static constexpr uint32_t LOG_ITEMS = log2u(ITEMS);
-  static constexpr uint32_t LAST = TILE - 1;
-
-  static_assert(isPow2(THREADS) && THREADS <= 1024, "MERGE4_THREADS: a power of two, <= 1024");
-  static_assert(isPow2(ITEMS) && ITEMS >= 2, "MERGE4_ITEMS: a power of two, >= 2");
-  static_assert(TILE >= 32, "the swizzle permutes within groups of 32 slots");
-  static_assert(TILE <= 4 * BlockSort<K>::TILE, "a merge tile must not straddle two groups");
-
-  struct Smem {
-    K key[TILE];
-    uint32_t val[TILE];
-  };
-  static_assert(sizeof(Smem) <= 48 * 1024, "4-way merge tile exceeds 48 KB of static shared memory");
-
-  __host__ __device__ static __forceinline__ uint32_t slot(uint32_t e) {
-    return swizzle<LOG_ITEMS>(e);
-  }
-
-  // The thread's ITEMS outputs from the tile ranges [ai, aEnd) and [bi, bEnd), ai first among equal
-  // keys. Output dNext is the first of the next merge, [ci, cEnd) with [di, dEnd) (not reached:
-  // dNext past the thread's outputs). Past the tile's end all are exhausted; what is then read is
-  // never written out.
-  __host__ __device__ static __forceinline__ void mergeItems(
-      const Smem& sm, uint32_t d, uint32_t ai, uint32_t aEnd, uint32_t bi, uint32_t bEnd,
-      uint32_t dNext, uint32_t ci, uint32_t cEnd, uint32_t di, uint32_t dEnd,
-      K (&outKey)[ITEMS], uint32_t (&outVal)[ITEMS]) {
-    K ka = sm.key[slot(umin(ai, LAST))];
-    K kb = sm.key[slot(umin(bi, LAST))];
-#pragma unroll
-    for (uint32_t j = 0; j < ITEMS; ++j) {
-      if (d + j == dNext) {
-        ai = ci;
-        aEnd = cEnd;
-        bi = di;
-        bEnd = dEnd;
-        ka = sm.key[slot(umin(ai, LAST))];
-        kb = sm.key[slot(umin(bi, LAST))];
-      }
-      const bool takeA = ai < aEnd && (bi >= bEnd || ka <= kb);
-      const uint32_t from = takeA ? ai : bi;
-      outKey[j] = takeA ? ka : kb;
-      outVal[j] = sm.val[slot(umin(from, LAST))];
-      ai += takeA ? 1 : 0;
-      bi += takeA ? 0 : 1;
-      const K next = sm.key[slot(umin(takeA ? ai : bi, LAST))];
-      ka = takeA ? next : ka;
-      kb = takeA ? kb : next;
-    }
-  }
-
-  // Merge-path split of diagonal d of the tile ranges [x, x + xLen) and [y, y + yLen).
-  __host__ __device__ static __forceinline__ uint32_t splitAt(const Smem& sm, uint32_t d,
-                                                              uint32_t x, uint32_t xLen,
-                                                              uint32_t y, uint32_t yLen) {
-    const K* key = sm.key;
-    return mergePathSplit<K>(
-        d, xLen, yLen, [key, x](uint32_t j) { return key[slot(x + j)]; },
-        [key, y](uint32_t j) { return key[slot(y + j)]; });
-  }
-
-  template <class Sync>
-  __host__ __device__ static __forceinline__ void storeItems(Smem& sm, uint32_t t,
-                                                            const K (&outKey)[ITEMS],
-                                                            const uint32_t (&outVal)[ITEMS],
-                                                            Sync& sync) {
-    sync();  // every thread has read what it merges
-#pragma unroll
-    for (uint32_t j = 0; j < ITEMS; ++j) {
-      sm.key[slot(t * ITEMS + j)] = outKey[j];
-      sm.val[slot(t * ITEMS + j)] = outVal[j];
-    }
-    sync();
-  }
-
-  // Output tile `tile` of the pass; sync() is the block's barrier.
-  template <class Sync>
-  __host__ __device__ static __forceinline__ void run(const K* keysIn, const uint32_t* valsIn,
-                                                      K* keysOut, uint32_t* valsOut, uint32_t n,
-                                                      uint32_t runLen, const uint32_t* splits,
-                                                      uint32_t tile, uint32_t t, Smem& sm,
-                                                      Sync& sync) {
-    const uint32_t outStart = tile * TILE;
-    const RunQuad q(outStart, n, runLen);
-    const bool lastOfGroup = q.end() - outStart <= TILE;
-    const uint32_t total = lastOfGroup ? q.end() - outStart : TILE;
-    const uint32_t* s0 = splits + 3 * tile;
-    const uint32_t a1 = lastOfGroup ? q.len[0] : s0[3];
-    const uint32_t b1 = lastOfGroup ? q.len[1] : s0[4];
-    const uint32_t c1 = lastOfGroup ? q.len[2] : s0[5];
-    // Tile index where each part starts: A' 0, B' bAt, C' cAt, D' dAt.
-    const uint32_t bAt = a1 - s0[0];
-    const uint32_t cAt = bAt + (b1 - s0[1]);
-    const uint32_t dAt = cAt + (c1 - s0[2]);
-    const uint32_t dFirst = outStart - q.start[0] - s0[0] - s0[1] - s0[2];
-    // Input position of tile index i of each part, as i + offset (mod 2^32).
-    const uint32_t aOff = q.start[0] + s0[0];
-    const uint32_t bOff = q.start[1] + s0[1] - bAt;
-    const uint32_t cOff = q.start[2] + s0[2] - cAt;
-    const uint32_t dOff = q.start[3] + dFirst - dAt;
-
-#pragma unroll
-    for (uint32_t j = 0; j < ITEMS; ++j) {
-      const uint32_t i = j * THREADS + t;
-      if (i < total) {
-        const uint32_t from = i + (i < bAt ? aOff : i < cAt ? bOff : i < dAt ? cOff : dOff);
-        sm.key[slot(i)] = keysIn[from];
-        sm.val[slot(i)] = valsIn[from];
-      }
-    }
-    sync();
-
-    K outKey[ITEMS];
-    uint32_t outVal[ITEMS];
-    const uint32_t d = umin(t * ITEMS, total);
-    // A' with B' into [0, cAt), C' with D' into [cAt, total); the thread's outputs may cross cAt.
-    if (d < cAt) {
-      const uint32_t s = splitAt(sm, d, 0, bAt, bAt, cAt - bAt);
-      mergeItems(sm, d, s, bAt, bAt + d - s, cAt, cAt, cAt, dAt, dAt, total, outKey, outVal);
-    } else {
-      const uint32_t e = d - cAt;
-      const uint32_t s = splitAt(sm, e, cAt, dAt - cAt, dAt, total - dAt);
-      mergeItems(sm, d, cAt + s, dAt, dAt + e - s, total, ~0u, 0, 0, 0, 0, outKey, outVal);
-    }
-    storeItems(sm, t, outKey, outVal, sync);
-
-    // AB' = [0, cAt) with CD' = [cAt, total).
-    {
-      const uint32_t s = splitAt(sm, d, 0, cAt, cAt, total - cAt);
-      mergeItems(sm, d, s, cAt, cAt + d - s, total, ~0u, 0, 0, 0, 0, outKey, outVal);
-    }
-    storeItems(sm, t, outKey, outVal, sync);
-
-#pragma unroll
-    for (uint32_t j = 0; j < ITEMS; ++j) {
-      const uint32_t i = j * THREADS + t;
-      if (i < total) {
-        keysOut[outStart + i] = sm.key[slot(i)];
-        valsOut[outStart + i] = sm.val[slot(i)];
-      }
-    }
-  }
-};
-
 struct BlockBarrier {
   __device__ __forceinline__ void operator()() const { __syncthreads(); }
 };
@@ -863,27 +576,15 @@ __device__ __forceinline__ void mergePassKernel(const K* keysIn, const uint32_t*
                     sm, sync);
 }
 
-template <typename K>
-__device__ __forceinline__ void mergePass4Kernel(const K* keysIn, const uint32_t* valsIn,
-                                                 K* keysOut, uint32_t* valsOut, uint32_t n,
-                                                 uint32_t run, const uint32_t* splits) {
-  if (blockDim.x != MergePass4<K>::THREADS) __trap();
-  __shared__ typename MergePass4<K>::Smem sm;
-  BlockBarrier sync;
-  MergePass4<K>::run(keysIn, valsIn, keysOut, valsOut, n, run, splits, blockIdx.x, threadIdx.x,
-                     sm, sync);
-}
-
 }  // namespace oddeven
 
 // [0..3] {SORT_THREADS, SORT_ITEMS, MERGE_THREADS, MERGE_ITEMS} for 32-bit keys, [4..7] the same
-// for 64-bit keys, [8..11] {MERGE4_THREADS, MERGE4_ITEMS, MERGE4_THREADS_64, MERGE4_ITEMS_64}.
+// for 64-bit keys.
 // extern "C" outside a braced block: external linkage, so the const table is kept and visible.
-extern "C" __device__ const uint32_t gpusort_oddeven_tuning[12] = {
-    ODDEVEN_SORT_THREADS,     ODDEVEN_SORT_ITEMS,       ODDEVEN_MERGE_THREADS,
-    ODDEVEN_MERGE_ITEMS,      ODDEVEN_SORT_THREADS_64,  ODDEVEN_SORT_ITEMS_64,
-    ODDEVEN_MERGE_THREADS_64, ODDEVEN_MERGE_ITEMS_64,   ODDEVEN_MERGE4_THREADS,
-    ODDEVEN_MERGE4_ITEMS,     ODDEVEN_MERGE4_THREADS_64, ODDEVEN_MERGE4_ITEMS_64};
+extern "C" __device__ const uint32_t gpusort_oddeven_tuning[8] = {
+    ODDEVEN_SORT_THREADS,    ODDEVEN_SORT_ITEMS,       ODDEVEN_MERGE_THREADS,
+    ODDEVEN_MERGE_ITEMS,     ODDEVEN_SORT_THREADS_64,  ODDEVEN_SORT_ITEMS_64,
+    ODDEVEN_MERGE_THREADS_64, ODDEVEN_MERGE_ITEMS_64};
 
 extern "C" {
 
@@ -927,34 +628,6 @@ __global__ void __launch_bounds__(ODDEVEN_MERGE_THREADS_64)
                            uint32_t* __restrict__ vals_out, uint32_t n, uint32_t run,
                            const uint32_t* __restrict__ splits) {
   oddeven::mergePassKernel<uint64_t>(keys_in, vals_in, keys_out, vals_out, n, run, splits);
-}
-
-__global__ void __launch_bounds__(oddeven::kPartitionThreads)
-    oddeven_merge4_partition_u32(const uint32_t* __restrict__ keys, uint32_t n, uint32_t run,
-                                 uint32_t* __restrict__ splits) {
-  oddeven::partition4One<uint32_t>(keys, n, run, splits, blockIdx.x * blockDim.x + threadIdx.x);
-}
-
-__global__ void __launch_bounds__(oddeven::kPartitionThreads)
-    oddeven_merge4_partition_u64(const uint64_t* __restrict__ keys, uint32_t n, uint32_t run,
-                                 uint32_t* __restrict__ splits) {
-  oddeven::partition4One<uint64_t>(keys, n, run, splits, blockIdx.x * blockDim.x + threadIdx.x);
-}
-
-__global__ void __launch_bounds__(ODDEVEN_MERGE4_THREADS)
-    oddeven_merge4_pass_u32(const uint32_t* __restrict__ keys_in,
-                            const uint32_t* __restrict__ vals_in, uint32_t* __restrict__ keys_out,
-                            uint32_t* __restrict__ vals_out, uint32_t n, uint32_t run,
-                            const uint32_t* __restrict__ splits) {
-  oddeven::mergePass4Kernel<uint32_t>(keys_in, vals_in, keys_out, vals_out, n, run, splits);
-}
-
-__global__ void __launch_bounds__(ODDEVEN_MERGE4_THREADS_64)
-    oddeven_merge4_pass_u64(const uint64_t* __restrict__ keys_in,
-                            const uint32_t* __restrict__ vals_in, uint64_t* __restrict__ keys_out,
-                            uint32_t* __restrict__ vals_out, uint32_t n, uint32_t run,
-                            const uint32_t* __restrict__ splits) {
-  oddeven::mergePass4Kernel<uint64_t>(keys_in, vals_in, keys_out, vals_out, n, run, splits);
 }
 
 }  // extern "C"

@@ -10,8 +10,7 @@
 // Odd-even hybrid (oddeven.cu): ODDEVEN_* for 32-bit keys, ODDEVEN_*_64 for 64-bit keys. Each
 // THREADS and ITEMS a power of two; SORT_ITEMS in [2, 32]; the sort tile (THREADS * ITEMS) takes 8
 // bytes of static shared memory per item for 32-bit keys, 12 for 64-bit keys (48 KB at most); the
-// merge tile is at most twice the sort tile. The 4-way merge tile (MERGE4_THREADS * MERGE4_ITEMS)
-// takes the same 8 or 12 bytes per item (48 KB at most) and is at most four times the sort tile.
+// merge tile is at most twice the sort tile.
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
 // Hopper (sm_90: H100, H200) and newer, through the compute_90 PTX; also what host code sees.
 #define GPUSORT_RADIX_HIST_ITEMS 16
@@ -23,14 +22,10 @@
 #define GPUSORT_ODDEVEN_SORT_ITEMS 32
 #define GPUSORT_ODDEVEN_MERGE_THREADS 256
 #define GPUSORT_ODDEVEN_MERGE_ITEMS 8
-#define GPUSORT_ODDEVEN_MERGE4_THREADS 256
-#define GPUSORT_ODDEVEN_MERGE4_ITEMS 16
 #define GPUSORT_ODDEVEN_SORT_THREADS_64 256
 #define GPUSORT_ODDEVEN_SORT_ITEMS_64 16
 #define GPUSORT_ODDEVEN_MERGE_THREADS_64 256
 #define GPUSORT_ODDEVEN_MERGE_ITEMS_64 8
-#define GPUSORT_ODDEVEN_MERGE4_THREADS_64 128
-#define GPUSORT_ODDEVEN_MERGE4_ITEMS_64 16
 #else
 // Ampere (sm_80: A100) and the families between.
 #define GPUSORT_RADIX_HIST_ITEMS 16
@@ -42,14 +37,10 @@
 #define GPUSORT_ODDEVEN_SORT_ITEMS 16
 #define GPUSORT_ODDEVEN_MERGE_THREADS 256
 #define GPUSORT_ODDEVEN_MERGE_ITEMS 8
-#define GPUSORT_ODDEVEN_MERGE4_THREADS 256
-#define GPUSORT_ODDEVEN_MERGE4_ITEMS 16
 #define GPUSORT_ODDEVEN_SORT_THREADS_64 256
 #define GPUSORT_ODDEVEN_SORT_ITEMS_64 16
 #define GPUSORT_ODDEVEN_MERGE_THREADS_64 256
 #define GPUSORT_ODDEVEN_MERGE_ITEMS_64 8
-#define GPUSORT_ODDEVEN_MERGE4_THREADS_64 128
-#define GPUSORT_ODDEVEN_MERGE4_ITEMS_64 16
 #endif
 
 // Fixed by the kernels' structure (one thread per digit value in the per-digit steps).
@@ -101,18 +92,6 @@
 #endif
 #ifndef ODDEVEN_MERGE_ITEMS_64
 #define ODDEVEN_MERGE_ITEMS_64 GPUSORT_ODDEVEN_MERGE_ITEMS_64
-#endif
-#ifndef ODDEVEN_MERGE4_THREADS
-#define ODDEVEN_MERGE4_THREADS GPUSORT_ODDEVEN_MERGE4_THREADS
-#endif
-#ifndef ODDEVEN_MERGE4_ITEMS
-#define ODDEVEN_MERGE4_ITEMS GPUSORT_ODDEVEN_MERGE4_ITEMS
-#endif
-#ifndef ODDEVEN_MERGE4_THREADS_64
-#define ODDEVEN_MERGE4_THREADS_64 GPUSORT_ODDEVEN_MERGE4_THREADS_64
-#endif
-#ifndef ODDEVEN_MERGE4_ITEMS_64
-#define ODDEVEN_MERGE4_ITEMS_64 GPUSORT_ODDEVEN_MERGE4_ITEMS_64
 #endif
 
 #endif  // GPUSORT_TUNING_CUH

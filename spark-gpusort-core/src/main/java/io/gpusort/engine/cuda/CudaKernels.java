@@ -86,7 +86,7 @@ final class CudaKernels implements AutoCloseable {
       sweepItems32 = t[3];
       sweepThreads64 = t[4];
       sweepItems64 = t[5];
-      int[] o = readTable(oddeven, "gpusort_oddeven_tuning", 12);
+      int[] o = readTable(oddeven, "gpusort_oddeven_tuning", 8);
       oddeven32 = new OddEvenTuning(o[0], o[1], o[2], o[3]);
       oddeven64 = new OddEvenTuning(o[4], o[5], o[6], o[7]);
     } catch (RuntimeException e) {

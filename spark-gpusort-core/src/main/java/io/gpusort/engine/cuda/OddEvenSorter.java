@@ -67,8 +67,8 @@ final class OddEvenSorter {
     CudaKernels.OddEvenTuning t = k.oddeven(keyBytes);
     long tile = t.sortTile();
     long mergeTile = t.mergeTile();
-    // Pairwise merges only: oddeven.cu's 4-way passes measured slower on the H200 (12.4 against
-    // 9.6 ms for 1e8 32-bit pairs, spark-gpusort-examples/BENCHMARKS.md).
+    // Pairwise merges: every 4-way pass tried measured slower on the H200
+    // (spark-gpusort-examples/BENCHMARKS.md).
     int passes = 0;
     for (long run = tile; run < n; run *= 2) {
       passes++;
