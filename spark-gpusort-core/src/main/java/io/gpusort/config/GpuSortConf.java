@@ -64,6 +64,22 @@ public final class GpuSortConf {
       "spark.gpusort.cuda.concurrentTasks", 2, 1, 1024,
       "Tasks of one executor that may sort on one GPU at the same time; others wait.");
 
+  public static final ConfEntry<Integer> VULKAN_DEVICE = intEntry("spark.gpusort.vulkan.device",
+      -1, -1, 1024,
+      "Vulkan physical device index, in the order the Vulkan loader lists them, for the vulkan "
+          + "engine; -1 picks the best usable hardware device (discrete first).");
+
+  public static final ConfEntry<Boolean> VULKAN_ALLOW_SOFTWARE = booleanEntry(
+      "spark.gpusort.vulkan.allowSoftware", false,
+      "Whether the vulkan engine may pick a software Vulkan device (lavapipe) when choosing by "
+          + "itself; auto never takes one. A device named by spark.gpusort.vulkan.device is used "
+          + "whatever its type.");
+
+  public static final ConfEntry<Boolean> VULKAN_DEBUG = booleanEntry("spark.gpusort.vulkan.debug",
+      false,
+      "When true, the vulkan engine enables the Khronos validation layer (where installed) and "
+          + "logs its messages.");
+
   public static final ConfEntry<Boolean> STRICT = booleanEntry("spark.gpusort.strict", false,
       "When true, a sort key that no engine can encode (map, array, struct, variant, interval, "
           + "non-default collation, ...) is an error instead of a fallback to Spark's own sort.");

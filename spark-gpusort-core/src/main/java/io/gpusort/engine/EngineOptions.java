@@ -14,18 +14,32 @@ import java.io.Serializable;
  * @param cudaDevice the CUDA device ordinal, or -1 for the default (0)
  * @param deviceMemoryBudgetBytes device memory a GPU engine may hold; 0 for its own default
  * @param concurrentGpuTasks tasks that may sort on one GPU at the same time
+ * @param vulkanDevice the Vulkan device index, or -1 for the best hardware device
+ * @param vulkanAllowSoftware whether the Vulkan engine may choose a software device itself
+ * @param vulkanDebug whether the Vulkan engine enables the validation layer
  */
 public record EngineOptions(EngineChoice engine, Algorithm algorithm, int cudaDevice,
-    long deviceMemoryBudgetBytes, int concurrentGpuTasks) implements Serializable {
+    long deviceMemoryBudgetBytes, int concurrentGpuTasks, int vulkanDevice,
+    boolean vulkanAllowSoftware, boolean vulkanDebug) implements Serializable {
 
   public EngineOptions {
     if (engine == null || algorithm == null) {
       throw new IllegalArgumentException("engine and algorithm are required");
     }
-    if (cudaDevice < -1 || deviceMemoryBudgetBytes < 0 || concurrentGpuTasks < 1) {
+    if (cudaDevice < -1 || deviceMemoryBudgetBytes < 0 || concurrentGpuTasks < 1
+        || vulkanDevice < -1) {
       throw new IllegalArgumentException("bad engine options: device=" + cudaDevice + " budget="
-          + deviceMemoryBudgetBytes + " concurrentTasks=" + concurrentGpuTasks);
+          + deviceMemoryBudgetBytes + " concurrentTasks=" + concurrentGpuTasks
+          + " vulkanDevice=" + vulkanDevice);
     }
+  }
+
+  /** The options of the CUDA and CPU engines, with the Vulkan keys at their defaults. */
+  public EngineOptions(EngineChoice engine, Algorithm algorithm, int cudaDevice,
+      long deviceMemoryBudgetBytes, int concurrentGpuTasks) {
+    this(engine, algorithm, cudaDevice, deviceMemoryBudgetBytes, concurrentGpuTasks,
+        GpuSortConf.VULKAN_DEVICE.defaultValue(), GpuSortConf.VULKAN_ALLOW_SOFTWARE.defaultValue(),
+        GpuSortConf.VULKAN_DEBUG.defaultValue());
   }
 
   /** The defaults of every key, with {@code engine} demanded. */
@@ -39,19 +53,28 @@ public record EngineOptions(EngineChoice engine, Algorithm algorithm, int cudaDe
   public static EngineOptions of(GpuSortConf conf) {
     return new EngineOptions(conf.get(GpuSortConf.ENGINE), conf.get(GpuSortConf.ALGORITHM),
         conf.get(GpuSortConf.CUDA_DEVICE), conf.get(GpuSortConf.DEVICE_MEMORY_BYTES),
-        conf.get(GpuSortConf.CONCURRENT_GPU_TASKS));
+        conf.get(GpuSortConf.CONCURRENT_GPU_TASKS), conf.get(GpuSortConf.VULKAN_DEVICE),
+        conf.get(GpuSortConf.VULKAN_ALLOW_SOFTWARE), conf.get(GpuSortConf.VULKAN_DEBUG));
   }
 
   public EngineOptions withAlgorithm(Algorithm value) {
     return new EngineOptions(engine, value, cudaDevice, deviceMemoryBudgetBytes,
-        concurrentGpuTasks);
+        concurrentGpuTasks, vulkanDevice, vulkanAllowSoftware, vulkanDebug);
   }
 
   public EngineOptions withCudaDevice(int value) {
-    return new EngineOptions(engine, algorithm, value, deviceMemoryBudgetBytes, concurrentGpuTasks);
+    return new EngineOptions(engine, algorithm, value, deviceMemoryBudgetBytes, concurrentGpuTasks,
+        vulkanDevice, vulkanAllowSoftware, vulkanDebug);
   }
 
   public EngineOptions withDeviceMemoryBudget(long bytes) {
-    return new EngineOptions(engine, algorithm, cudaDevice, bytes, concurrentGpuTasks);
+    return new EngineOptions(engine, algorithm, cudaDevice, bytes, concurrentGpuTasks,
+        vulkanDevice, vulkanAllowSoftware, vulkanDebug);
+  }
+
+  /** The Vulkan device to open and whether a software device may be chosen without a name. */
+  public EngineOptions withVulkanDevice(int index, boolean allowSoftware) {
+    return new EngineOptions(engine, algorithm, cudaDevice, deviceMemoryBudgetBytes,
+        concurrentGpuTasks, index, allowSoftware, vulkanDebug);
   }
 }

@@ -4,6 +4,7 @@ import io.gpusort.config.GpuSortConf.Algorithm;
 import io.gpusort.config.GpuSortConf.EngineChoice;
 import io.gpusort.engine.cpu.CpuRadixEngine;
 import io.gpusort.engine.cuda.CudaEngine;
+import io.gpusort.engine.vulkan.VulkanEngine;
 import java.util.HashMap;
 import java.util.Map;
 import org.slf4j.Logger;
@@ -20,8 +21,12 @@ public final class Engines {
   private static volatile SortEngine cpu;
   /** CUDA engines by device ordinal and algorithm; never closed (they live as long as the JVM). */
   private static final Map<String, SortEngine> CUDA = new HashMap<>();
+  /** Vulkan engines by device choice and algorithm; never closed, like the CUDA ones. */
+  private static final Map<String, SortEngine> VULKAN = new HashMap<>();
   /** Why {@code auto} could not open a CUDA device here, once known; logged once. */
   private static String cudaUnusable;
+  /** Why {@code auto} could not open a hardware Vulkan device here, once known; logged once. */
+  private static String vulkanUnusable;
 
   private Engines() {}
 
@@ -42,7 +47,8 @@ public final class Engines {
 
   /**
    * The engine {@code options} ask for: {@code AUTO} is the best that works here (CUDA when a
-   * device opens, else the CPU engine; it never fails for want of a GPU or of {@code libcuda}).
+   * device opens, else Vulkan when a hardware device opens, else the CPU engine; it never fails
+   * for want of a GPU, of {@code libcuda} or of {@code libvulkan}).
    *
    * @throws EngineUnavailableException when a specific engine was demanded and is not available
    */
@@ -58,26 +64,50 @@ public final class Engines {
               "spark.gpusort.engine=cuda, but no CUDA device works here: " + e.getMessage());
         }
       case AUTO:
-        synchronized (Engines.class) {
-          if (cudaUnusable != null) {
-            return cpu();
-          }
+        return auto(options);
+      case VULKAN:
+        try {
+          return vulkan(options);
+        } catch (EngineException | LinkageError e) {
+          throw new EngineUnavailableException(
+              "spark.gpusort.engine=vulkan, but no Vulkan device works here: " + e.getMessage());
         }
-        if (!CudaEngine.available()) {
-          markCudaUnusable(CudaEngine.unavailableReason());
-          return cpu();
-        }
+      default:
+        throw new IllegalArgumentException("unknown engine " + options.engine());
+    }
+  }
+
+  private static SortEngine auto(EngineOptions options) {
+    boolean tryCuda;
+    synchronized (Engines.class) {
+      tryCuda = cudaUnusable == null;
+    }
+    if (tryCuda) {
+      if (!CudaEngine.available()) {
+        markCudaUnusable(CudaEngine.unavailableReason());
+      } else {
         try {
           return cuda(options);
         } catch (EngineException | LinkageError e) {
           markCudaUnusable(e.toString());
-          return cpu();
         }
-      case VULKAN:
-        checkAvailable(EngineChoice.VULKAN);
-        throw new AssertionError("unreachable: no Vulkan engine");
-      default:
-        throw new IllegalArgumentException("unknown engine " + options.engine());
+      }
+    }
+    synchronized (Engines.class) {
+      if (vulkanUnusable != null) {
+        return cpu();
+      }
+    }
+    try {
+      if (!VulkanEngine.hardwareAvailable()) {
+        markVulkanUnusable(VulkanEngine.unavailableReason());
+        return cpu();
+      }
+      // auto never takes a software device, whatever the options say.
+      return vulkan(options.withVulkanDevice(-1, false));
+    } catch (EngineException | LinkageError e) {
+      markVulkanUnusable(e.toString());
+      return cpu();
     }
   }
 
@@ -100,9 +130,13 @@ public final class Engines {
               + "usable here: " + CudaEngine.unavailableReason() + "; use auto or cpu");
         }
       }
-      case VULKAN -> throw new EngineUnavailableException(
-          "spark.gpusort.engine=vulkan, but this build has no Vulkan engine yet; use auto, cuda or "
-              + "cpu");
+      case VULKAN -> {
+        if (!io.gpusort.engine.vulkan.Vulkan.available()) {
+          throw new EngineUnavailableException("spark.gpusort.engine=vulkan, but Vulkan is not "
+              + "usable here: " + io.gpusort.engine.vulkan.Vulkan.unavailableReason()
+              + "; use auto or cpu");
+        }
+      }
       default -> throw new IllegalArgumentException("unknown engine " + choice);
     }
   }
@@ -124,10 +158,35 @@ public final class Engines {
     }
   }
 
+  private static SortEngine vulkan(EngineOptions options) {
+    Algorithm algorithm = options.algorithm();
+    String key = options.vulkanDevice() + "/" + options.vulkanAllowSoftware() + "/" + algorithm
+        + "/" + options.vulkanDebug();
+    synchronized (Engines.class) {
+      SortEngine engine = VULKAN.get(key);
+      if (engine == null) {
+        VulkanEngine created = new VulkanEngine(options);
+        LOG.info("Sorting on Vulkan {} with algorithm {}", created.deviceDescription(),
+            algorithm.name().toLowerCase(java.util.Locale.ROOT));
+        engine = new Shared(created);
+        VULKAN.put(key, engine);
+      }
+      return engine;
+    }
+  }
+
+  private static synchronized void markVulkanUnusable(String reason) {
+    if (vulkanUnusable == null) {
+      vulkanUnusable = reason;
+      LOG.info("spark.gpusort.engine=auto: no hardware Vulkan device either ({}); sorting on the "
+          + "CPU engine", reason);
+    }
+  }
+
   private static synchronized void markCudaUnusable(String reason) {
     if (cudaUnusable == null) {
       cudaUnusable = reason;
-      LOG.info("spark.gpusort.engine=auto: no CUDA device ({}); sorting on the CPU engine",
+      LOG.info("spark.gpusort.engine=auto: no CUDA device ({}); trying Vulkan, else the CPU engine",
           reason);
     }
   }

@@ -7,16 +7,20 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import io.gpusort.config.GpuSortConf.EngineChoice;
 import io.gpusort.engine.Engines.EngineUnavailableException;
 import io.gpusort.engine.cuda.CudaEngine;
+import io.gpusort.engine.vulkan.Vulkan;
+import io.gpusort.engine.vulkan.VulkanEngine;
 import io.gpusort.memory.HostBuffer;
 import org.junit.jupiter.api.Test;
 
 /** Engine selection: auto never fails for want of a GPU; a demanded engine fails clearly. */
 class EnginesTest {
   @Test
-  void autoIsCudaWhereADeviceWorksAndTheCpuEngineElsewhere() {
+  void autoIsCudaThenHardwareVulkanThenTheCpuEngine() {
     SortEngine auto = Engines.create(EngineOptions.defaults(EngineChoice.AUTO));
-    assertEquals(CudaEngine.available() ? "cuda" : "cpu", auto.name(),
-        "CUDA unavailable because: " + CudaEngine.unavailableReason());
+    String expected = CudaEngine.available() ? "cuda"
+        : VulkanEngine.hardwareAvailable() ? "vulkan" : "cpu";
+    assertEquals(expected, auto.name(), "CUDA unavailable because: "
+        + CudaEngine.unavailableReason() + "; Vulkan: " + VulkanEngine.unavailableReason());
     try (HostBuffer words = HostBuffer.allocate(8 * 3);
         HostBuffer perm = HostBuffer.allocate(4 * 3)) {
       KeyBatch keys = new KeyBatch(words, 3, 1, 64);
@@ -57,5 +61,24 @@ class EnginesTest {
     assertTrue(e.getMessage().contains("spark.gpusort.engine=cuda"), e.getMessage());
     assertThrows(EngineUnavailableException.class,
         () -> Engines.checkAvailable(EngineChoice.CUDA));
+  }
+
+  /** A software device (lavapipe in CI) serves engine=vulkan only when allowed explicitly. */
+  @Test
+  void vulkanDemandedTakesASoftwareDeviceOnlyWhenAllowed() {
+    boolean software = Vulkan.choose(-1, true).map(d -> d.type().isSoftware()).orElse(false);
+    if (!Vulkan.available() || Vulkan.choose(-1, true).isEmpty()) {
+      assertThrows(EngineUnavailableException.class,
+          () -> Engines.create(EngineOptions.defaults(EngineChoice.VULKAN)));
+      return;
+    }
+    SortEngine allowed = Engines.create(
+        EngineOptions.defaults(EngineChoice.VULKAN).withVulkanDevice(-1, true));
+    assertEquals("vulkan", allowed.name());
+    if (software && !VulkanEngine.hardwareAvailable()) {
+      EngineUnavailableException e = assertThrows(EngineUnavailableException.class,
+          () -> Engines.create(EngineOptions.defaults(EngineChoice.VULKAN)));
+      assertTrue(e.getMessage().contains("spark.gpusort.engine=vulkan"), e.getMessage());
+    }
   }
 }

@@ -1,0 +1,37 @@
+#version 460
+// First step of one radix pass (reduce-then-scan: no workgroup waits on another, so it runs on
+// devices without forward progress between workgroups, such as lavapipe): each block's digit
+// counts, digit-major (counts[digit * numBlocks + block]).
+#extension GL_GOOGLE_include_directive : require
+#include "common.glsl"
+
+layout(local_size_x = RADIX_THREADS) in;
+
+layout(push_constant) uniform Params {
+  uint64_t keys;
+  uint64_t counts;
+  uint n;
+  uint shift;
+  uint numBlocks;
+} pc;
+
+const uint TILE = RADIX_THREADS * RADIX_ITEMS;
+const uint DIGITS = RADIX_DIGITS;
+
+shared uint digitCounts[DIGITS];
+
+void main() {
+  const uint block = linearGroup();
+  if (block >= pc.numBlocks) return;
+  const uint t = gl_LocalInvocationIndex;
+  if (t < DIGITS) digitCounts[t] = 0;
+  barrier();
+  Keys keys = Keys(pc.keys);
+  const uint base = block * TILE;
+  [[unroll]] for (uint j = 0; j < RADIX_ITEMS; ++j) {
+    const uint i = base + j * RADIX_THREADS + t;
+    if (i < pc.n) atomicAdd(digitCounts[uint(keys.v[i] >> pc.shift) & (DIGITS - 1)], 1u);
+  }
+  barrier();
+  if (t < DIGITS) U32s(pc.counts).v[t * pc.numBlocks + block] = digitCounts[t];
+}

@@ -1,0 +1,85 @@
+package io.gpusort.engine.vulkan;
+
+import io.gpusort.kernels.KernelBinaries;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The engine's compute pipelines on one context, made once from the packaged SPIR-V
+ * ({@link KernelBinaries#loadSpirv}). Push-constant sizes are those of the shaders' {@code Params}
+ * blocks (64-bit buffer addresses first, then 32-bit words).
+ */
+final class VulkanShaders implements AutoCloseable {
+  final VulkanPipeline histU32;
+  final VulkanPipeline histU64;
+  final VulkanPipeline upsweepU32;
+  final VulkanPipeline upsweepU64;
+  final VulkanPipeline reduce;
+  final VulkanPipeline scan;
+  final VulkanPipeline scatterU32;
+  final VulkanPipeline scatterU64;
+  final VulkanPipeline blockSortU32;
+  final VulkanPipeline blockSortU64;
+  final VulkanPipeline mergeU32;
+  final VulkanPipeline mergeU64;
+  final VulkanPipeline extract;
+  final VulkanPipeline gather;
+  private final List<VulkanPipeline> all = new ArrayList<>();
+
+  VulkanShaders(VulkanContext context) {
+    boolean done = false;
+    try {
+      histU32 = make(context, "radix_hist_u32", 2, 2);
+      histU64 = make(context, "radix_hist_u64", 2, 2);
+      upsweepU32 = make(context, "radix_upsweep_u32", 2, 3);
+      upsweepU64 = make(context, "radix_upsweep_u64", 2, 3);
+      reduce = make(context, "radix_reduce", 2, 3);
+      scan = make(context, "radix_scan", 3, 3);
+      scatterU32 = make(context, "radix_scatter_u32", 5, 4);
+      scatterU64 = make(context, "radix_scatter_u64", 5, 4);
+      blockSortU32 = make(context, "oddeven_block_u32", 4, 3);
+      blockSortU64 = make(context, "oddeven_block_u64", 4, 3);
+      mergeU32 = make(context, "oddeven_merge_u32", 4, 3);
+      mergeU64 = make(context, "oddeven_merge_u64", 4, 3);
+      extract = make(context, "words_extract", 3, 2);
+      gather = make(context, "words_gather", 3, 2);
+      done = true;
+    } finally {
+      if (!done) {
+        close();
+      }
+    }
+  }
+
+  private VulkanPipeline make(VulkanContext context, String name, int addresses, int words) {
+    byte[] spirv = KernelBinaries.loadSpirv(name);
+    ByteBuffer code = ByteBuffer.allocateDirect(spirv.length).order(ByteOrder.nativeOrder());
+    code.put(spirv).flip();
+    VulkanPipeline pipeline = context.createPipeline(name, code, 8 * addresses + 4 * words);
+    all.add(pipeline);
+    return pipeline;
+  }
+
+  /** Push constants in the shaders' layout: addresses first, then 32-bit words. */
+  static ByteBuffer push(long[] addresses, int... words) {
+    ByteBuffer b = ByteBuffer.allocate(8 * addresses.length + 4 * words.length)
+        .order(ByteOrder.LITTLE_ENDIAN);
+    for (long a : addresses) {
+      b.putLong(a);
+    }
+    for (int w : words) {
+      b.putInt(w);
+    }
+    return b.flip();
+  }
+
+  @Override
+  public void close() {
+    for (VulkanPipeline p : all) {
+      p.close();
+    }
+    all.clear();
+  }
+}
