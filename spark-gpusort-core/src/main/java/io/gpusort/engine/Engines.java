@@ -4,6 +4,7 @@ import io.gpusort.config.GpuSortConf.Algorithm;
 import io.gpusort.config.GpuSortConf.EngineChoice;
 import io.gpusort.engine.cpu.CpuRadixEngine;
 import io.gpusort.engine.cuda.CudaEngine;
+import io.gpusort.engine.vulkan.Vulkan;
 import io.gpusort.engine.vulkan.VulkanEngine;
 import java.util.HashMap;
 import java.util.Map;
@@ -120,8 +121,17 @@ public final class Engines {
     return create(EngineOptions.defaults(choice));
   }
 
-  /** Throws unless {@code choice} can run in this process. */
+  /** Throws unless {@code choice} can run in this process, with the default options. */
   public static void checkAvailable(EngineChoice choice) {
+    checkAvailable(EngineOptions.defaults(choice));
+  }
+
+  /**
+   * Throws unless the engine {@code options} demand can run in this process: for Vulkan, a
+   * device that the options' device index and software setting allow.
+   */
+  public static void checkAvailable(EngineOptions options) {
+    EngineChoice choice = options.engine();
     switch (choice) {
       case AUTO, CPU -> { }
       case CUDA -> {
@@ -131,10 +141,15 @@ public final class Engines {
         }
       }
       case VULKAN -> {
-        if (!io.gpusort.engine.vulkan.Vulkan.available()) {
+        if (!Vulkan.available()) {
           throw new EngineUnavailableException("spark.gpusort.engine=vulkan, but Vulkan is not "
-              + "usable here: " + io.gpusort.engine.vulkan.Vulkan.unavailableReason()
-              + "; use auto or cpu");
+              + "usable here: " + Vulkan.unavailableReason() + "; use auto or cpu");
+        }
+        if (Vulkan.choose(options.vulkanDevice(), options.vulkanAllowSoftware()).isEmpty()) {
+          throw new EngineUnavailableException("spark.gpusort.engine=vulkan, but no Vulkan "
+              + "device qualifies here (" + Vulkan.devices() + "); a software device needs "
+              + "spark.gpusort.vulkan.allowSoftware=true or spark.gpusort.vulkan.device; use auto "
+              + "or cpu");
         }
       }
       default -> throw new IllegalArgumentException("unknown engine " + choice);

@@ -1,6 +1,7 @@
 package io.gpusort.sql;
 
 import io.gpusort.config.GpuSortConf;
+import io.gpusort.engine.EngineOptions;
 import io.gpusort.engine.Engines;
 import java.io.Serializable;
 import java.util.HashMap;
@@ -48,7 +49,7 @@ public final class GpuSortTransform<T> extends AbstractFunction1<Dataset<T>, Dat
     SparkSession session = classic.sparkSession();
     Map<String, String> settings = gpusortSettings(session);
     GpuSortConf conf = GpuSortConf.of(settings);
-    Engines.checkAvailable(conf.get(GpuSortConf.ENGINE));
+    Engines.checkAvailable(EngineOptions.of(conf));
 
     Dataset<T> sparkSorted = global
         ? classic.orderBy(sortOrders)
