@@ -92,6 +92,9 @@ public final class VulkanBenchmark {
         double copyMs = engine.timeDeviceCopy(8L * n, reps) / 1e6;
         out.printf(Locale.ROOT, "device copy of %d bytes: %.3f ms, %.0f GB/s (read + write)%n",
             8L * n, copyMs, 2 * 8.0 * n / copyMs / 1e6);
+        double streamMs = engine.timeShaderStream(n, reps) / 1e6;
+        out.printf(Locale.ROOT, "shader stream of %d words (8 bytes read, 4 written each): "
+            + "%.3f ms, %.0f GB/s%n", n, streamMs, 12.0 * n / streamMs / 1e6);
       }
       out.println("| case | n | device ms | G keys/s | upload ms | baseline ms | x baseline |"
           + " check |");

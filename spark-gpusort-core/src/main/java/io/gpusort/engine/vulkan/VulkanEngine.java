@@ -207,6 +207,37 @@ public final class VulkanEngine implements SortEngine {
     return nanos[reps / 2];
   }
 
+  /**
+   * Device time, in nanoseconds, of the word-extraction shader over {@code items} 64-bit words
+   * (8 bytes read and 4 written an item; median of {@code reps}): the benchmark's baseline for a
+   * shader streaming through device memory, beside {@link #timeDeviceCopy}. NaN where the queue
+   * has no timestamps.
+   */
+  public double timeShaderStream(int items, int reps) {
+    if (!context.info().timestamps()) {
+      return Double.NaN;
+    }
+    double[] nanos = new double[reps];
+    int groups = (items + VulkanTuning.WORDS_TILE - 1) / VulkanTuning.WORDS_TILE;
+    try (VulkanBuffer words = context.createBuffer(8L * items, VulkanContext.BufferKind.DEVICE);
+        VulkanBuffer halves = context.createBuffer(4L * items, VulkanContext.BufferKind.DEVICE)) {
+      for (int r = -1; r < reps; r++) {
+        try (CommandRecorder rec = context.begin()) {
+          rec.timestamp(0);
+          rec.dispatch(shaders.extract, VulkanShaders.push(new long[] {words.deviceAddress(),
+              halves.deviceAddress(), 0L}, items, groups), groups);
+          rec.timestamp(1);
+          rec.submitAndWait();
+          if (r >= 0) {
+            nanos[r] = rec.elapsedNanos(0, 1);
+          }
+        }
+      }
+    }
+    java.util.Arrays.sort(nanos);
+    return nanos[reps / 2];
+  }
+
   /** Rows whose sort fits one device piece: the largest buffer and the memory budget. */
   int rowsPerPiece(KeyBatch keys) {
     int words = keys.keyBits() <= 32 ? 1 : (keys.keyBits() + 63) / 64;
