@@ -2,29 +2,22 @@ package io.gpusort.kernels;
 
 import static org.junit.jupiter.api.Assertions.assertAll;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
-import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
-import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
@@ -38,7 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
  * Also {@link KernelBinaries#load}: the packaged binary, the file override, the errors.
  */
 class KernelBinariesTest {
-  private static final Path MODULE_DIR = moduleDir();
+  private static final Path MODULE_DIR = KernelsModule.DIR;
   private static final Path SOURCE_DIR = MODULE_DIR.resolve("cuda");
   private static final Path COMMITTED_DIR =
       MODULE_DIR.resolve("src/main/resources").resolve(KernelBinaries.CUDA_RESOURCE_DIR);
@@ -104,7 +97,7 @@ class KernelBinariesTest {
     Optional<BuildInfo> found = BuildInfo.read(COMMITTED_DIR.resolve("BUILD-INFO"));
     Assumptions.assumeTrue(found.isPresent(), "no BUILD-INFO: no CUDA binaries to rebuild");
     BuildInfo info = found.get();
-    Optional<String> nvcc = findNvcc();
+    Optional<String> nvcc = KernelsModule.findTool(System.getenv("NVCC"), "nvcc");
     Assumptions.assumeTrue(nvcc.isPresent(), "nvcc is not on PATH and NVCC is not set");
     String nvccVersion = firstLine(List.of(nvcc.get(), "--version"), "Cuda compilation tools");
     Assumptions.assumeTrue(info.nvccVersion().equals(nvccVersion), "nvcc here (" + nvccVersion
@@ -125,7 +118,7 @@ class KernelBinariesTest {
       command.add(flag.replace("<name>", name));
     }
     command.addAll(List.of("-o", out.toString(), "cuda/" + name + ".cu"));
-    String output = run(command);
+    String output = KernelsModule.run(command, NVCC_TIMEOUT_SECONDS);
     byte[] rebuilt = Files.readAllBytes(out);
     byte[] committed = Files.readAllBytes(COMMITTED_DIR.resolve(name + ".fatbin"));
     if (!Arrays.equals(rebuilt, committed)) {
@@ -192,40 +185,6 @@ class KernelBinariesTest {
     }
   }
 
-  /**
-   * The kernels module folder: surefire's {@code basedir}, else found from where the test
-   * classes are ({@code target/test-classes}), else the working directory or its kernels/.
-   */
-  private static Path moduleDir() {
-    List<Path> candidates = new ArrayList<>();
-    String basedir = System.getProperty("basedir");
-    if (basedir != null) {
-      candidates.add(Path.of(basedir));
-    }
-    try {
-      Path classes = Path.of(KernelBinariesTest.class.getProtectionDomain().getCodeSource()
-          .getLocation().toURI());
-      candidates.add(classes.getParent().getParent());
-    } catch (URISyntaxException | RuntimeException e) {
-      // not loaded from a folder: fall back to the working directory
-    }
-    Path cwd = Path.of(System.getProperty("user.dir"));
-    candidates.add(cwd);
-    candidates.add(cwd.resolve("kernels"));
-    for (Path candidate : candidates) {
-      Path pom = candidate.resolve("pom.xml");
-      try {
-        if (Files.isRegularFile(pom) && Files.readString(pom)
-            .contains("<artifactId>spark-gpusort-kernels</artifactId>")) {
-          return candidate.toAbsolutePath().normalize();
-        }
-      } catch (IOException e) {
-        // unreadable: try the next candidate
-      }
-    }
-    throw new IllegalStateException("cannot find the kernels module folder among " + candidates);
-  }
-
   /** Names (without {@code suffix}) of the files in {@code dir} ending in {@code suffix}. */
   private static TreeSet<String> kernelNames(Path dir, String suffix) throws IOException {
     TreeSet<String> names = new TreeSet<>();
@@ -249,64 +208,19 @@ class KernelBinariesTest {
       for (Path file : (Iterable<Path>) files::iterator) {
         String name = file.getFileName().toString();
         if (Files.isRegularFile(file) && !name.startsWith(".")) {
-          digests.put("cuda/" + name, sha256(Files.readAllBytes(file)));
+          digests.put("cuda/" + name, KernelsModule.sha256(Files.readAllBytes(file)));
         }
       }
     }
     return digests;
   }
 
-  private static String sha256(byte[] bytes) {
-    try {
-      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
-  }
-
-  private static Optional<String> findNvcc() {
-    String env = System.getenv("NVCC");
-    if (env != null && !env.isBlank()) {
-      return Optional.of(env);
-    }
-    String path = System.getenv("PATH");
-    if (path == null) {
-      return Optional.empty();
-    }
-    for (String dir : path.split(File.pathSeparator)) {
-      Path nvcc = Path.of(dir.isEmpty() ? "." : dir, "nvcc");
-      if (Files.isExecutable(nvcc)) {
-        return Optional.of(nvcc.toString());
-      }
-    }
-    return Optional.empty();
-  }
-
   /** The first output line of {@code command} that starts with {@code prefix}, or "" if none. */
   private static String firstLine(List<String> command, String prefix) {
     try {
-      return run(command).lines().filter(l -> l.startsWith(prefix)).findFirst().orElse("");
+      return KernelsModule.run(command, NVCC_TIMEOUT_SECONDS).lines().filter(l -> l.startsWith(prefix)).findFirst().orElse("");
     } catch (IOException | InterruptedException | AssertionError e) {
       return "";
-    }
-  }
-
-  /** Runs {@code command} in the module folder; its output, or an assertion failure naming it. */
-  private static String run(List<String> command) throws IOException, InterruptedException {
-    Path log = Files.createTempFile("kernel-binaries-test", ".log");
-    try {
-      Process process = new ProcessBuilder(command).directory(MODULE_DIR.toFile())
-          .redirectErrorStream(true).redirectOutput(log.toFile()).start();
-      process.getOutputStream().close();
-      if (!process.waitFor(NVCC_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
-        process.destroyForcibly();
-        fail(String.join(" ", command) + " did not finish in " + NVCC_TIMEOUT_SECONDS + " s");
-      }
-      String output = Files.readString(log, StandardCharsets.UTF_8);
-      assertEquals(0, process.exitValue(), () -> String.join(" ", command) + " failed:\n" + output);
-      return output;
-    } finally {
-      Files.deleteIfExists(log);
     }
   }
 

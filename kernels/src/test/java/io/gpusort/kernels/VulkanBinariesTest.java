@@ -4,22 +4,16 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.File;
 import java.io.IOException;
-import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
 import java.util.TreeSet;
-import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
@@ -33,7 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
  * rebuilds every module and finds the committed bytes. Also {@link KernelBinaries#loadSpirv}.
  */
 class VulkanBinariesTest {
-  private static final Path MODULE_DIR = moduleDir();
+  private static final Path MODULE_DIR = KernelsModule.DIR;
   private static final Path SOURCE_DIR = MODULE_DIR.resolve("vulkan");
   private static final Path COMMITTED_DIR =
       MODULE_DIR.resolve("src/main/resources").resolve(KernelBinaries.VULKAN_RESOURCE_DIR);
@@ -76,7 +70,7 @@ class VulkanBinariesTest {
       for (Path file : (Iterable<Path>) files::iterator) {
         String name = file.getFileName().toString();
         if (Files.isRegularFile(file) && !name.startsWith(".")) {
-          current.put("vulkan/" + name, sha256(Files.readAllBytes(file)));
+          current.put("vulkan/" + name, KernelsModule.sha256(Files.readAllBytes(file)));
         }
       }
     }
@@ -88,13 +82,13 @@ class VulkanBinariesTest {
   @Test
   void rebuildGivesTheCommittedBytes() throws Exception {
     BuildInfo info = BuildInfo.read(COMMITTED_DIR.resolve("BUILD-INFO"));
-    Optional<String> glslc = findOnPath(System.getenv("GLSLC"), "glslc");
+    Optional<String> glslc = KernelsModule.findTool(System.getenv("GLSLC"), "glslc");
     Assumptions.assumeTrue(glslc.isPresent(), "glslc is not on PATH and GLSLC is not set");
-    String version = run(List.of(glslc.get(), "--version")).lines().findFirst().orElse("");
+    String version = KernelsModule.run(List.of(glslc.get(), "--version"), GLSLC_TIMEOUT_SECONDS).lines().findFirst().orElse("");
     Assumptions.assumeTrue(info.glslcVersion().equals(version), "glslc here (" + version
         + ") is not the one the SPIR-V was built with (" + info.glslcVersion() + ")");
-    String output = run(List.of("bash", MODULE_DIR.resolve("build-vulkan.sh").toString(),
-        "--check"));
+    String output = KernelsModule.run(List.of("bash",
+        MODULE_DIR.resolve("build-vulkan.sh").toString(), "--check"), GLSLC_TIMEOUT_SECONDS);
     assertTrue(output.contains("committed SPIR-V matches its sources"), output);
   }
 
@@ -115,75 +109,6 @@ class VulkanBinariesTest {
         IllegalStateException.class, () -> KernelBinaries.loadSpirv("no_such_shader"));
     assertTrue(e.getMessage().contains("io/gpusort/kernels/vulkan/no_such_shader.spv")
         && e.getMessage().contains("build-vulkan.sh"), e.getMessage());
-  }
-
-  private static Path moduleDir() {
-    List<Path> candidates = new ArrayList<>();
-    String basedir = System.getProperty("basedir");
-    if (basedir != null) {
-      candidates.add(Path.of(basedir));
-    }
-    try {
-      Path classes = Path.of(VulkanBinariesTest.class.getProtectionDomain().getCodeSource()
-          .getLocation().toURI());
-      candidates.add(classes.getParent().getParent());
-    } catch (URISyntaxException | RuntimeException e) {
-      // not loaded from a folder: fall back to the working directory
-    }
-    Path cwd = Path.of(System.getProperty("user.dir"));
-    candidates.add(cwd);
-    candidates.add(cwd.resolve("kernels"));
-    for (Path candidate : candidates) {
-      if (Files.isRegularFile(candidate.resolve("build-vulkan.sh"))) {
-        return candidate.toAbsolutePath().normalize();
-      }
-    }
-    throw new IllegalStateException("cannot find the kernels module folder among " + candidates);
-  }
-
-  private static Optional<String> findOnPath(String override, String program) {
-    if (override != null && !override.isBlank()) {
-      return Optional.of(override);
-    }
-    String path = System.getenv("PATH");
-    if (path == null) {
-      return Optional.empty();
-    }
-    for (String dir : path.split(File.pathSeparator)) {
-      Path candidate = Path.of(dir.isEmpty() ? "." : dir, program);
-      if (Files.isExecutable(candidate)) {
-        return Optional.of(candidate.toString());
-      }
-    }
-    return Optional.empty();
-  }
-
-  private static String sha256(byte[] bytes) {
-    try {
-      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
-  }
-
-  /** Runs {@code command} in the module folder; its output, or an assertion failure naming it. */
-  private static String run(List<String> command) throws IOException, InterruptedException {
-    Path log = Files.createTempFile("vulkan-binaries-test", ".log");
-    try {
-      Process process = new ProcessBuilder(command).directory(MODULE_DIR.toFile())
-          .redirectErrorStream(true).redirectOutput(log.toFile()).start();
-      process.getOutputStream().close();
-      if (!process.waitFor(GLSLC_TIMEOUT_SECONDS, TimeUnit.SECONDS)) {
-        process.destroyForcibly();
-        throw new AssertionError(String.join(" ", command) + " did not finish in "
-            + GLSLC_TIMEOUT_SECONDS + " s");
-      }
-      String output = Files.readString(log, StandardCharsets.UTF_8);
-      assertEquals(0, process.exitValue(), () -> String.join(" ", command) + " failed:\n" + output);
-      return output;
-    } finally {
-      Files.deleteIfExists(log);
-    }
   }
 
   /** BUILD-INFO as build-vulkan.sh writes it. */

@@ -1,13 +1,12 @@
 package io.gpusort.engine.cuda;
 
 import io.gpusort.config.GpuSortConf.Algorithm;
+import io.gpusort.engine.DevicePieces;
 import io.gpusort.engine.EngineException;
 import io.gpusort.engine.EngineOptions;
 import io.gpusort.engine.KeyBatch;
 import io.gpusort.engine.SortEngine;
 import io.gpusort.memory.HostBuffer;
-import io.gpusort.memory.HostMemory;
-import io.gpusort.merge.LoserTree;
 import java.util.List;
 import jcuda.driver.CUdeviceptr;
 
@@ -116,7 +115,7 @@ public final class CudaEngine implements SortEngine {
     }
     int words = (keys.keyBits() + 63) / 64;
     if (n <= 1 || words == 0) {
-      fillIdentity(permutation.address(), n);
+      DevicePieces.fillIdentity(permutation.address(), n);
       return;
     }
     Workspace ws = beginTask();
@@ -126,7 +125,8 @@ public final class CudaEngine implements SortEngine {
       if (n <= rowsPerPiece) {
         sortPiece(ws, keys, words, 0, n, permutation);
       } else {
-        sortInPieces(ws, keys, words, (int) rowsPerPiece, permutation);
+        DevicePieces.sortAndMerge(keys, (int) rowsPerPiece, permutation,
+            (from, count) -> sortPiece(ws, keys, words, from, count, permutation));
       }
       healthy = true;
     } finally {
@@ -297,7 +297,7 @@ public final class CudaEngine implements SortEngine {
         ws.synchronize();
       }
       if (identity) {
-        fillIdentity(permutation.address() + 4L * from, count);
+        DevicePieces.fillIdentity(permutation.address() + 4L * from, count);
       }
     }
 
@@ -329,46 +329,6 @@ public final class CudaEngine implements SortEngine {
       return n <= AUTO_ODDEVEN_MAX_ROWS_32 ? Algorithm.ODDEVEN : Algorithm.RADIX;
     }
     return keyBits <= 64 && n <= AUTO_ODDEVEN_MAX_ROWS_64 ? Algorithm.ODDEVEN : Algorithm.RADIX;
-  }
-
-  /** Sorts device-sized pieces one after another, then merges their runs on the host. */
-  private void sortInPieces(Workspace ws, KeyBatch keys, int words, int rowsPerPiece,
-      HostBuffer permutation) {
-    int n = keys.numRows();
-    int pieces = (int) ((n + (long) rowsPerPiece - 1) / rowsPerPiece);
-    int[] runStarts = new int[pieces + 1];
-    for (int p = 0; p < pieces; p++) {
-      int from = p * rowsPerPiece;
-      int count = Math.min(rowsPerPiece, n - from);
-      sortPiece(ws, keys, words, from, count, permutation);
-      runStarts[p + 1] = from + count;
-    }
-    int[] rows = new int[n];
-    HostMemory.copyToArray(permutation.address(), rows, 0, n);
-    for (int p = 0; p < pieces; p++) {
-      for (int i = runStarts[p]; i < runStarts[p + 1]; i++) {
-        rows[i] += runStarts[p];
-      }
-    }
-    int[] merged = LoserTree.merge(rows, runStarts, (a, b) -> compareRows(keys, words, a, b));
-    HostMemory.copyFromArray(merged, 0, permutation.address(), n);
-  }
-
-  /** Key order, then row order: what makes the host merge of stable runs stable. */
-  private static int compareRows(KeyBatch keys, int words, int a, int b) {
-    for (int w = 0; w < words; w++) {
-      int c = Long.compareUnsigned(keys.word(a, w), keys.word(b, w));
-      if (c != 0) {
-        return c;
-      }
-    }
-    return Integer.compare(a, b);
-  }
-
-  private static void fillIdentity(long address, int n) {
-    for (int i = 0; i < n; i++) {
-      HostMemory.putInt(address + 4L * i, i);
-    }
   }
 
   @Override

@@ -1,13 +1,12 @@
 package io.gpusort.engine.vulkan;
 
 import io.gpusort.config.GpuSortConf.Algorithm;
+import io.gpusort.engine.DevicePieces;
 import io.gpusort.engine.EngineException;
 import io.gpusort.engine.EngineOptions;
 import io.gpusort.engine.KeyBatch;
 import io.gpusort.engine.SortEngine;
 import io.gpusort.memory.HostBuffer;
-import io.gpusort.memory.HostMemory;
-import io.gpusort.merge.LoserTree;
 import java.util.Optional;
 import java.util.concurrent.Semaphore;
 
@@ -134,7 +133,7 @@ public final class VulkanEngine implements SortEngine {
     }
     int words = (keys.keyBits() + 63) / 64;
     if (n <= 1 || words == 0) {
-      fillIdentity(permutation.address(), n);
+      DevicePieces.fillIdentity(permutation.address(), n);
       return;
     }
     try {
@@ -148,7 +147,8 @@ public final class VulkanEngine implements SortEngine {
       if (n <= rowsPerPiece) {
         sortPiece(keys, 0, n, permutation.address());
       } else {
-        sortInPieces(keys, rowsPerPiece, permutation);
+        DevicePieces.sortAndMerge(keys, rowsPerPiece, permutation,
+            (from, count) -> sortPiece(keys, from, count, permutation.address() + 4L * from));
       }
     } catch (EngineException e) {
       throw e;
@@ -185,26 +185,10 @@ public final class VulkanEngine implements SortEngine {
    * queue has no timestamps.
    */
   public double timeDeviceCopy(long bytes, int reps) {
-    if (!context.info().timestamps()) {
-      return Double.NaN;
-    }
-    double[] nanos = new double[reps];
     try (VulkanBuffer from = context.createBuffer(bytes, VulkanContext.BufferKind.DEVICE);
         VulkanBuffer to = context.createBuffer(bytes, VulkanContext.BufferKind.DEVICE)) {
-      for (int r = -1; r < reps; r++) {
-        try (CommandRecorder rec = context.begin()) {
-          rec.timestamp(0);
-          rec.copy(from, 0, to, 0, bytes);
-          rec.timestamp(1);
-          rec.submitAndWait();
-          if (r >= 0) {
-            nanos[r] = rec.elapsedNanos(0, 1);
-          }
-        }
-      }
+      return medianDeviceNanos(reps, rec -> rec.copy(from, 0, to, 0, bytes));
     }
-    java.util.Arrays.sort(nanos);
-    return nanos[reps / 2];
   }
 
   /**
@@ -214,23 +198,29 @@ public final class VulkanEngine implements SortEngine {
    * has no timestamps.
    */
   public double timeShaderStream(int items, int reps) {
+    int groups = (items + VulkanTuning.WORDS_TILE - 1) / VulkanTuning.WORDS_TILE;
+    try (VulkanBuffer words = context.createBuffer(8L * items, VulkanContext.BufferKind.DEVICE);
+        VulkanBuffer halves = context.createBuffer(4L * items, VulkanContext.BufferKind.DEVICE)) {
+      return medianDeviceNanos(reps, rec -> rec.dispatch(shaders.extract,
+          VulkanShaders.push(new long[] {words.deviceAddress(), halves.deviceAddress(), 0L},
+              items, groups), groups));
+    }
+  }
+
+  /** Median device time of {@code work} over {@code reps} submissions, after one warm-up. */
+  private double medianDeviceNanos(int reps, java.util.function.Consumer<CommandRecorder> work) {
     if (!context.info().timestamps()) {
       return Double.NaN;
     }
     double[] nanos = new double[reps];
-    int groups = (items + VulkanTuning.WORDS_TILE - 1) / VulkanTuning.WORDS_TILE;
-    try (VulkanBuffer words = context.createBuffer(8L * items, VulkanContext.BufferKind.DEVICE);
-        VulkanBuffer halves = context.createBuffer(4L * items, VulkanContext.BufferKind.DEVICE)) {
-      for (int r = -1; r < reps; r++) {
-        try (CommandRecorder rec = context.begin()) {
-          rec.timestamp(0);
-          rec.dispatch(shaders.extract, VulkanShaders.push(new long[] {words.deviceAddress(),
-              halves.deviceAddress(), 0L}, items, groups), groups);
-          rec.timestamp(1);
-          rec.submitAndWait();
-          if (r >= 0) {
-            nanos[r] = rec.elapsedNanos(0, 1);
-          }
+    for (int r = -1; r < reps; r++) {
+      try (CommandRecorder rec = context.begin()) {
+        rec.timestamp(0);
+        work.accept(rec);
+        rec.timestamp(1);
+        rec.submitAndWait();
+        if (r >= 0) {
+          nanos[r] = rec.elapsedNanos(0, 1);
         }
       }
     }
@@ -250,7 +240,7 @@ public final class VulkanEngine implements SortEngine {
 
   private void sortPiece(KeyBatch keys, int from, int count, long permutationAddress) {
     if (count <= 1) {
-      fillIdentity(permutationAddress, count);
+      DevicePieces.fillIdentity(permutationAddress, count);
       return;
     }
     VulkanSorter sorter = new VulkanSorter(context, shaders);
@@ -265,46 +255,6 @@ public final class VulkanEngine implements SortEngine {
    */
   private Algorithm chooseAlgorithm() {
     return options.algorithm() == Algorithm.ODDEVEN ? Algorithm.ODDEVEN : Algorithm.RADIX;
-  }
-
-  /** Sorts device-sized pieces one after another, then merges their runs on the host. */
-  private void sortInPieces(KeyBatch keys, int rowsPerPiece, HostBuffer permutation) {
-    int n = keys.numRows();
-    int words = (keys.keyBits() + 63) / 64;
-    int pieces = (int) ((n + (long) rowsPerPiece - 1) / rowsPerPiece);
-    int[] runStarts = new int[pieces + 1];
-    for (int p = 0; p < pieces; p++) {
-      int from = p * rowsPerPiece;
-      int count = Math.min(rowsPerPiece, n - from);
-      sortPiece(keys, from, count, permutation.address() + 4L * from);
-      runStarts[p + 1] = from + count;
-    }
-    int[] rows = new int[n];
-    HostMemory.copyToArray(permutation.address(), rows, 0, n);
-    for (int p = 0; p < pieces; p++) {
-      for (int i = runStarts[p]; i < runStarts[p + 1]; i++) {
-        rows[i] += runStarts[p];
-      }
-    }
-    int[] merged = LoserTree.merge(rows, runStarts, (a, b) -> compareRows(keys, words, a, b));
-    HostMemory.copyFromArray(merged, 0, permutation.address(), n);
-  }
-
-  /** Key order, then row order: what makes the host merge of stable runs stable. */
-  private static int compareRows(KeyBatch keys, int words, int a, int b) {
-    for (int w = 0; w < words; w++) {
-      int c = Long.compareUnsigned(keys.word(a, w), keys.word(b, w));
-      if (c != 0) {
-        return c;
-      }
-    }
-    return Integer.compare(a, b);
-  }
-
-  private static void fillIdentity(long address, int n) {
-    for (int i = 0; i < n; i++) {
-      HostMemory.putInt(address + 4L * i, i);
-    }
   }
 
   @Override
