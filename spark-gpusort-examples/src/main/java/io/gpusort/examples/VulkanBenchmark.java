@@ -88,6 +88,7 @@ public final class VulkanBenchmark {
       out.println("VulkanBenchmark on " + engine.deviceDescription() + ", algorithm "
           + algorithm.name().toLowerCase(Locale.ROOT) + ", median of " + reps
           + " after 1 warm-up; device time of the sort's shaders (timestamps)");
+      out.println("memory: " + engine.memoryDescription());
       for (int n : sizes) {
         double copyMs = engine.timeDeviceCopy(8L * n, reps) / 1e6;
         out.printf(Locale.ROOT, "device copy of %d bytes: %.3f ms, %.0f GB/s (read + write)%n",

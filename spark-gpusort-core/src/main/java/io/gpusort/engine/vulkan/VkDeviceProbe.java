@@ -139,8 +139,13 @@ final class VkDeviceProbe {
   /**
    * The queue family a context uses: the first compute family without graphics (an async compute
    * queue, which on discrete GPUs does not share time with rendering), else the first with compute.
+   * With {@code -Dgpusort.vulkan.preferUniversalQueue=true}, the first family with graphics and
+   * compute instead, where there is one.
    */
   static QueueFamily computeQueueFamily(VkPhysicalDevice device) {
+    // Diagnostics: whether NVIDIA's compute-only family is slower than its universal one is the
+    // open question of BENCHMARKS.md (2026-11-30, Vulkan engine).
+    boolean preferUniversal = Boolean.getBoolean("gpusort.vulkan.preferUniversalQueue");
     try (MemoryStack stack = stackPush()) {
       IntBuffer count = stack.mallocInt(1);
       VK10.vkGetPhysicalDeviceQueueFamilyProperties(device, count, null);
@@ -153,7 +158,7 @@ final class VkDeviceProbe {
         if ((flags & VK10.VK_QUEUE_COMPUTE_BIT) == 0) {
           continue;
         }
-        if ((flags & VK10.VK_QUEUE_GRAPHICS_BIT) == 0) {
+        if (((flags & VK10.VK_QUEUE_GRAPHICS_BIT) == 0) != preferUniversal) {
           return new QueueFamily(i, families.get(i).timestampValidBits());
         }
         if (any < 0) {

@@ -197,6 +197,20 @@ public final class VulkanContext implements AutoCloseable {
     }
   }
 
+  /**
+   * The memory type each buffer kind takes (for a buffer that any type can hold) and every type
+   * the device offers, for logs and benchmarks.
+   */
+  public String describeMemory() {
+    StringBuilder text = new StringBuilder();
+    for (BufferKind kind : BufferKind.values()) {
+      int type = memoryTypes.choose(~0, kind);
+      text.append(kind).append(" -> ").append(type < 0 ? "none" : memoryTypes.describe(type))
+          .append("; ");
+    }
+    return text.append("types: ").append(memoryTypes.describeAll()).toString();
+  }
+
   /** The physical device this context runs on. */
   public VulkanDeviceInfo info() {
     return info;

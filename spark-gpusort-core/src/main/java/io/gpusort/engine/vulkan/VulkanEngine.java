@@ -106,6 +106,11 @@ public final class VulkanEngine implements SortEngine {
     return d.name() + " (Vulkan device " + d.index() + ", " + d.type() + ", " + d.driverName() + ")";
   }
 
+  /** The memory types the engine's buffers take on this device, for benchmarks and logs. */
+  public String memoryDescription() {
+    return context.describeMemory();
+  }
+
   /** Device memory held by this engine's buffers (sorts in progress). */
   public long deviceBytesInUse() {
     return context.bytesAllocated();
