@@ -73,19 +73,13 @@ trap 'rm -rf "$tmp"' EXIT
 build_into "$tmp/out"
 
 if [ $check = 1 ]; then
-  differences=0
-  for name in $( (ls "$tmp/out"; ls "$resources" 2>/dev/null || true) | sort -u); do
-    if [ ! -e "$resources/$name" ]; then
-      echo "missing: $resources/$name"; differences=1
-    elif [ ! -e "$tmp/out/$name" ]; then
-      echo "no source for: $resources/$name"; differences=1
-    elif ! cmp -s "$tmp/out/$name" "$resources/$name"; then
-      echo "differs: $resources/$name"; differences=1
-      if [ "$name" = BUILD-INFO ]; then diff "$resources/$name" "$tmp/out/$name" | sed 's/^/    /' || true; fi
-    fi
-  done
-  [ $differences = 0 ] && echo "committed SPIR-V matches its sources ($glslc_version)"
-  exit $differences
+  # shellcheck source=build-compare.sh
+  . "$kernels/build-compare.sh"
+  if compare_build "$tmp/out" "$resources"; then
+    echo "committed SPIR-V matches its sources ($glslc_version)"
+    exit 0
+  fi
+  exit 1
 fi
 
 mkdir -p "$resources"

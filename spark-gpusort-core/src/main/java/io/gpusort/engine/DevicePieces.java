@@ -61,6 +61,32 @@ public final class DevicePieces {
     return Integer.compare(a, b);
   }
 
+  /**
+   * What a GPU engine's {@code sort} does before it touches the device: checks that
+   * {@code permutation} holds one int per row, and sorts the batches that need no device (at most
+   * one row, or no significant key bits) by writing their input order.
+   *
+   * @return true when the batch is sorted already (nothing left for the device)
+   * @throws IllegalArgumentException when the permutation buffer is too small
+   */
+  public static boolean checkAndSortTrivial(KeyBatch keys, HostBuffer permutation) {
+    checkPermutation(keys, permutation);
+    int n = keys.numRows();
+    if (n <= 1 || keys.keyBits() == 0) {
+      fillIdentity(permutation.address(), n);
+      return true;
+    }
+    return false;
+  }
+
+  /** Throws IllegalArgumentException unless {@code permutation} holds one int per row. */
+  public static void checkPermutation(KeyBatch keys, HostBuffer permutation) {
+    if (permutation.sizeBytes() < 4L * keys.numRows()) {
+      throw new IllegalArgumentException("permutation buffer of " + permutation.sizeBytes()
+          + " bytes is too small for " + keys.numRows() + " rows");
+    }
+  }
+
   /** Writes 0, 1, ..., n - 1 as ints at {@code address}: the order of an already sorted batch. */
   public static void fillIdentity(long address, int n) {
     for (int i = 0; i < n; i++) {

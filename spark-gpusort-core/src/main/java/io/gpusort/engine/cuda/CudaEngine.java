@@ -108,16 +108,11 @@ public final class CudaEngine implements SortEngine {
     if (closed) {
       throw new IllegalStateException("engine closed");
     }
-    int n = keys.numRows();
-    if (permutation.sizeBytes() < 4L * n) {
-      throw new IllegalArgumentException("permutation buffer of " + permutation.sizeBytes()
-          + " bytes is too small for " + n + " rows");
-    }
-    int words = (keys.keyBits() + 63) / 64;
-    if (n <= 1 || words == 0) {
-      DevicePieces.fillIdentity(permutation.address(), n);
+    if (DevicePieces.checkAndSortTrivial(keys, permutation)) {
       return;
     }
+    int n = keys.numRows();
+    int words = (keys.keyBits() + 63) / 64;
     Workspace ws = beginTask();
     boolean healthy = false;
     try {
@@ -217,10 +212,7 @@ public final class CudaEngine implements SortEngine {
   }
 
   private Stage stage(Workspace ws, KeyBatch keys, HostBuffer permutation) {
-    if (permutation.sizeBytes() < 4L * keys.numRows()) {
-      throw new IllegalArgumentException("permutation buffer of " + permutation.sizeBytes()
-          + " bytes is too small for " + keys.numRows() + " rows");
-    }
+    DevicePieces.checkPermutation(keys, permutation);
     return new Stage(ws, keys, (keys.keyBits() + 63) / 64, 0, keys.numRows(), permutation);
   }
 

@@ -131,16 +131,10 @@ public final class VulkanEngine implements SortEngine {
     if (closed) {
       throw new IllegalStateException("engine closed");
     }
-    int n = keys.numRows();
-    if (permutation.sizeBytes() < 4L * n) {
-      throw new IllegalArgumentException("permutation buffer of " + permutation.sizeBytes()
-          + " bytes is too small for " + n + " rows");
-    }
-    int words = (keys.keyBits() + 63) / 64;
-    if (n <= 1 || words == 0) {
-      DevicePieces.fillIdentity(permutation.address(), n);
+    if (DevicePieces.checkAndSortTrivial(keys, permutation)) {
       return;
     }
+    int n = keys.numRows();
     try {
       slots.acquire();
     } catch (InterruptedException e) {
@@ -174,9 +168,10 @@ public final class VulkanEngine implements SortEngine {
       throw new IllegalArgumentException("output of " + sortedKeys.sizeBytes()
           + " bytes is too small for " + keys.numRows() + " keys");
     }
-    if (keys.numRows() > rowsPerPiece(keys)) {
+    int rowsPerPiece = rowsPerPiece(keys);
+    if (keys.numRows() > rowsPerPiece) {
       throw new IllegalArgumentException(keys.numRows() + " keys exceed one device piece of "
-          + rowsPerPiece(keys) + " rows");
+          + rowsPerPiece + " rows");
     }
     VulkanSorter sorter = new VulkanSorter(context, shaders);
     sorter.sortKeysOnly(keys, sortedKeys.address());
