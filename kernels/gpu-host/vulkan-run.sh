@@ -2,7 +2,8 @@
 # On the GPU host, one call: the Vulkan engine's tests on NVIDIA's Vulkan driver, then CUB and the
 # CUDA kernels (kernels/bench/sort_bench) and the Vulkan engine (VulkanBenchmark, CUB's times of
 # the same run as its baselines) on the same sizes. Needs the Vulkan loader carried in .gl/ (see
-# README.md) and .gpu-bundle/part-1. Writes logs under $1.
+# README.md) and .gpu-bundle/part-1. Writes logs under $1. VulkanBenchmark warms the GPU up before
+# each timed sort (--warmup-keys, 4e9 by default on hardware).
 set -uo pipefail
 out=$1
 sizes=${SIZES:-1e7,1e8}
@@ -23,6 +24,10 @@ else
   echo "no NVIDIA Vulkan ICD manifest or libGLX_nvidia found:"; ldconfig -p | grep -i nvidia | head
 fi
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+# The SM clock through the run: NVIDIA keeps a Vulkan device that works in bursts at its idle clock.
+nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,utilization.gpu --format=csv -lms 200 \
+  > "$out/clocks.txt" 2>&1 &
+clocks=$!
 export VK_LOADER_DEBUG=${VK_LOADER_DEBUG:-error}
 (cd kernels/bench && nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/sb sort_bench.cu) > "$out/build.txt" 2>&1 &
 bash .gpu-bundle/part-1/host.sh run -- java -Xmx32g org.junit.platform.console.ConsoleLauncher \
@@ -42,4 +47,5 @@ sed -n '/^| keys/,$p' "$out/bench.txt" | grep -E "random" | grep -vE "40-bit" | 
 bash .gpu-bundle/part-1/host.sh run -- java -Xmx64g ${BENCH_JAVA_OPTS:-} io.gpusort.examples.VulkanBenchmark \
   --sizes "$sizes" --reps ${REPS:-5} --baseline "$baselines" > "$out/vulkan-benchmark.txt" 2>&1
 echo "vulkan benchmark exit $?"
+kill $clocks
 cat "$out/vulkan-benchmark.txt" | grep -vE "^NOTE|^\[" | tail -12

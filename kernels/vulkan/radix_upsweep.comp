@@ -15,7 +15,13 @@ layout(push_constant) uniform Params {
   uint numBlocks;
 } pc;
 
-const uint TILE = RADIX_THREADS * RADIX_ITEMS;
+// The tile of the scatter that reads these counts: radix_rank.comp's with -DRANK.
+#ifdef RANK
+const uint ITEMS = RADIX_RANK_ITEMS;
+#else
+const uint ITEMS = RADIX_ITEMS;
+#endif
+const uint TILE = RADIX_THREADS * ITEMS;
 const uint DIGITS = RADIX_DIGITS;
 
 shared uint digitCounts[DIGITS];
@@ -28,9 +34,16 @@ void main() {
   barrier();
   Keys keys = Keys(pc.keys);
   const uint base = block * TILE;
-  [[unroll]] for (uint j = 0; j < RADIX_ITEMS; ++j) {
+  // All of a thread's loads are issued before its first count: they overlap in flight.
+  KEY k[ITEMS];
+  [[unroll]] for (uint j = 0; j < ITEMS; ++j) {
     const uint i = base + j * RADIX_THREADS + t;
-    if (i < pc.n) atomicAdd(digitCounts[uint(keys.v[i] >> pc.shift) & (DIGITS - 1)], 1u);
+    k[j] = i < pc.n ? keys.v[i] : 0;
+  }
+  [[unroll]] for (uint j = 0; j < ITEMS; ++j) {
+    if (base + j * RADIX_THREADS + t < pc.n) {
+      atomicAdd(digitCounts[uint(k[j] >> pc.shift) & (DIGITS - 1)], 1u);
+    }
   }
   barrier();
   if (t < DIGITS) U32s(pc.counts).v[t * pc.numBlocks + block] = digitCounts[t];

@@ -17,6 +17,13 @@
 #define RADIX_ITEMS 8
 #define RADIX_HIST_ITEMS 16
 #define RADIX_SCAN_ITEMS 4
+// The ballot-ranking scatter (radix_rank.comp, devices with full subgroups of 8 to 32): keys a
+// thread; its tile, RADIX_THREADS * RADIX_RANK_ITEMS, is also that of its per-block histogram
+// (radix_upsweep.comp built with -DRANK). At most 32 KB of shared memory for any subgroup size.
+#define RADIX_RANK_ITEMS 22
+// 1: the ballot-ranking scatter reads a tile's values together with its keys (registers);
+// 0: after the keys have gone out.
+#define RADIX_RANK_EARLY_VALS 1
 
 // Odd-even hybrid: block-sort tile and merge tile, both ODDEVEN_THREADS * ODDEVEN_ITEMS items.
 #define ODDEVEN_THREADS 256

@@ -4,6 +4,7 @@ import io.gpusort.config.GpuSortConf.Algorithm;
 import io.gpusort.config.GpuSortConf.EngineChoice;
 import io.gpusort.engine.EngineOptions;
 import io.gpusort.engine.KeyBatch;
+import io.gpusort.engine.vulkan.DeviceType;
 import io.gpusort.engine.vulkan.VulkanEngine;
 import io.gpusort.keys.OrderedBits;
 import io.gpusort.memory.HostBuffer;
@@ -36,7 +37,7 @@ import java.util.SplittableRandom;
 public final class VulkanBenchmark {
   private static final String USAGE = "usage: VulkanBenchmark [--sizes 1e7,1e8] [--reps 5]"
       + " [--device -1] [--allow-software] [--algorithm radix|oddeven]"
-      + " [--cases u32-pairs,u64-pairs,f32-keys]"
+      + " [--cases u32-pairs,u64-pairs,f32-keys] [--warmup-keys 4e9]"
       + " [--baseline case@size=ms,...]";
 
   private VulkanBenchmark() {}
@@ -49,6 +50,7 @@ public final class VulkanBenchmark {
     Algorithm algorithm = Algorithm.RADIX;
     Map<String, Double> baselines = new LinkedHashMap<>();
     List<String> cases = new ArrayList<>(List.of("u32-pairs", "u64-pairs", "f32-keys"));
+    long warmupKeys = -1;  // 4e9 on a hardware device, 0 on a software one
     for (int i = 0; i < argv.length; i++) {
       String option = argv[i];
       switch (option) {
@@ -61,6 +63,7 @@ public final class VulkanBenchmark {
         case "--device" -> device = Integer.parseInt(argv[++i]);
         case "--allow-software" -> allowSoftware = true;
         case "--cases" -> cases = List.of(argv[++i].split(","));
+        case "--warmup-keys" -> warmupKeys = (long) Double.parseDouble(argv[++i]);
         case "--algorithm" -> algorithm = Algorithm.valueOf(argv[++i].toUpperCase(Locale.ROOT));
         case "--baseline" -> {
           for (String b : argv[++i].split(",")) {
@@ -85,9 +88,17 @@ public final class VulkanBenchmark {
     boolean ok = true;
     // Closed before the JVM exits: NVIDIA's driver crashes at exit under a live device.
     try (VulkanEngine engine = new VulkanEngine(options)) {
+      // Each timed sort follows, in its own submission, warmupKeys / n untimed sorts of the same
+      // keys: NVIDIA's driver keeps a Vulkan device that works in bursts at its idle clock (345
+      // against 1980 MHz on the H200), and CUB's figures are taken back to back at full clock.
+      if (warmupKeys < 0) {
+        warmupKeys = engine.deviceInfo().type() == DeviceType.CPU ? 0 : 4_000_000_000L;
+      }
+      System.setProperty(VulkanEngine.BENCH_WARMUP_KEYS_PROPERTY, Long.toString(warmupKeys));
       out.println("VulkanBenchmark on " + engine.deviceDescription() + ", algorithm "
           + algorithm.name().toLowerCase(Locale.ROOT) + ", median of " + reps
-          + " after 1 warm-up; device time of the sort's shaders (timestamps)");
+          + " after 1 warm-up; device time of the sort's shaders (timestamps), each after "
+          + warmupKeys + " keys sorted untimed in the same submission");
       out.println("memory: " + engine.memoryDescription());
       for (int n : sizes) {
         double copyMs = engine.timeDeviceCopy(8L * n, reps) / 1e6;

@@ -21,6 +21,7 @@ import org.lwjgl.vulkan.VkPhysicalDeviceProperties;
 import org.lwjgl.vulkan.VkPhysicalDeviceProperties2;
 import org.lwjgl.vulkan.VkPhysicalDeviceSubgroupProperties;
 import org.lwjgl.vulkan.VkPhysicalDeviceVulkan12Features;
+import org.lwjgl.vulkan.VkPhysicalDeviceVulkan13Features;
 import org.lwjgl.vulkan.VkQueueFamilyProperties;
 
 /**
@@ -77,14 +78,21 @@ final class VkDeviceProbe {
       }
 
       boolean bufferDeviceAddress = false;
+      boolean fullSubgroups = false;
       boolean shaderInt64;
       if (v12) {
         VkPhysicalDeviceVulkan12Features features12 =
             VkPhysicalDeviceVulkan12Features.calloc(stack).sType$Default();
+        VkPhysicalDeviceVulkan13Features features13 = null;
+        if (atLeast(apiVersion, 1, 3)) {
+          features13 = VkPhysicalDeviceVulkan13Features.calloc(stack).sType$Default();
+          features12.pNext(features13.address());
+        }
         VkPhysicalDeviceFeatures2 features2 = VkPhysicalDeviceFeatures2.calloc(stack)
             .sType$Default().pNext(features12.address());
         VK11.vkGetPhysicalDeviceFeatures2(device, features2);
         bufferDeviceAddress = features12.bufferDeviceAddress();
+        fullSubgroups = features13 != null && features13.computeFullSubgroups();
         shaderInt64 = features2.features().shaderInt64();
       } else {
         VkPhysicalDeviceFeatures features = VkPhysicalDeviceFeatures.calloc(stack);
@@ -131,6 +139,7 @@ final class VkDeviceProbe {
           DeviceType.of(properties.deviceType()), apiVersion,
           driver == null ? "" : driver.driverNameString(), missing.isEmpty(),
           missing.isEmpty() ? null : String.join("; ", missing), subgroup.subgroupSize(),
+          fullSubgroups,
           maxBufferBytes, limits.maxComputeSharedMemorySize(), limits.maxComputeWorkGroupCount(0),
           family.index() >= 0 && family.timestampValidBits() > 0, limits.timestampPeriod());
     }

@@ -10,7 +10,7 @@ import org.lwjgl.PointerBuffer;
 import org.lwjgl.system.MemoryStack;
 import org.lwjgl.vulkan.EXTDebugUtils;
 import org.lwjgl.vulkan.VK10;
-import org.lwjgl.vulkan.VK12;
+import org.lwjgl.vulkan.VK13;
 import org.lwjgl.vulkan.VkApplicationInfo;
 import org.lwjgl.vulkan.VkDebugUtilsMessengerCallbackDataEXT;
 import org.lwjgl.vulkan.VkDebugUtilsMessengerCallbackEXT;
@@ -106,7 +106,9 @@ final class VkInstanceHolder implements AutoCloseable {
       VkApplicationInfo app = VkApplicationInfo.calloc(stack).sType$Default()
           .pApplicationName(stack.UTF8("spark-gpusort"))
           .pEngineName(stack.UTF8("io.gpusort"))
-          .apiVersion(VK12.VK_API_VERSION_1_2);
+          // 1.3 where the device has it (full subgroups for the ballot-ranking radix pass); a
+          // 1.2 device is still used at 1.2.
+          .apiVersion(VK13.VK_API_VERSION_1_3);
       VkDebugUtilsMessengerCreateInfoEXT messengerInfo = null;
       VkInstanceCreateInfo info = VkInstanceCreateInfo.calloc(stack).sType$Default()
           .pApplicationInfo(app);

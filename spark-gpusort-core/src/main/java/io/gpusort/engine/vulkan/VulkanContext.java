@@ -17,6 +17,7 @@ import org.lwjgl.system.MemoryUtil;
 import org.lwjgl.vulkan.EXTDebugUtils;
 import org.lwjgl.vulkan.VK10;
 import org.lwjgl.vulkan.VK12;
+import org.lwjgl.vulkan.VK13;
 import org.lwjgl.vulkan.VkBufferCreateInfo;
 import org.lwjgl.vulkan.VkBufferDeviceAddressInfo;
 import org.lwjgl.vulkan.VkCommandBuffer;
@@ -36,6 +37,7 @@ import org.lwjgl.vulkan.VkPhysicalDevice;
 import org.lwjgl.vulkan.VkPhysicalDeviceFeatures2;
 import org.lwjgl.vulkan.VkPhysicalDeviceProperties;
 import org.lwjgl.vulkan.VkPhysicalDeviceVulkan12Features;
+import org.lwjgl.vulkan.VkPhysicalDeviceVulkan13Features;
 import org.lwjgl.vulkan.VkPipelineLayoutCreateInfo;
 import org.lwjgl.vulkan.VkPushConstantRange;
 import org.lwjgl.vulkan.VkQueryPoolCreateInfo;
@@ -181,7 +183,7 @@ public final class VulkanContext implements AutoCloseable {
         throw new VulkanException("vkGetPhysicalDeviceQueueFamilyProperties",
             VK10.VK_ERROR_FEATURE_NOT_PRESENT, "no queue family with compute on " + device.name());
       }
-      logical = createDevice(physical, family.index(), device.name());
+      logical = createDevice(physical, family.index(), device.name(), device.fullSubgroups());
       pool = createCommandPool(logical, family.index());
       return new VulkanContext(device, instance, physical, logical, family.index(),
           family.timestampValidBits(), pool);
@@ -304,6 +306,23 @@ public final class VulkanContext implements AutoCloseable {
    * @throws VulkanException when the module or pipeline cannot be created (invalid SPIR-V)
    */
   public VulkanPipeline createPipeline(String name, ByteBuffer spirv, int pushConstantBytes) {
+    return createPipeline(name, spirv, pushConstantBytes, false);
+  }
+
+  /**
+   * {@link #createPipeline(String, ByteBuffer, int)}, and with {@code requireFullSubgroups} the
+   * pipeline runs in full subgroups (every subgroup of a workgroup whose size is a multiple of the
+   * subgroup size has all its invocations active); only where {@link
+   * VulkanDeviceInfo#fullSubgroups()}.
+   *
+   * @throws IllegalArgumentException also when full subgroups are asked for and not supported
+   */
+  public VulkanPipeline createPipeline(String name, ByteBuffer spirv, int pushConstantBytes,
+      boolean requireFullSubgroups) {
+    if (requireFullSubgroups && !info.fullSubgroups()) {
+      throw new IllegalArgumentException("pipeline " + name + ": " + info.name()
+          + " cannot require full subgroups (no computeFullSubgroups)");
+    }
     Objects.requireNonNull(name, "name");
     Objects.requireNonNull(spirv, "spirv");
     if (pushConstantBytes < 0 || pushConstantBytes % 4 != 0
@@ -342,7 +361,9 @@ public final class VulkanContext implements AutoCloseable {
       VkComputePipelineCreateInfo.Buffer pipelineInfo =
           VkComputePipelineCreateInfo.calloc(1, stack);
       pipelineInfo.get(0).sType$Default().layout(layout).stage().sType$Default()
-          .stage(VK10.VK_SHADER_STAGE_COMPUTE_BIT).module(module).pName(stack.UTF8("main"));
+          .stage(VK10.VK_SHADER_STAGE_COMPUTE_BIT).module(module).pName(stack.UTF8("main"))
+          .flags(requireFullSubgroups
+              ? VK13.VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT : 0);
       VulkanException.check(VK10.vkCreateComputePipelines(device, VK10.VK_NULL_HANDLE,
           pipelineInfo, null, handle), "vkCreateComputePipelines", name);
       VulkanPipeline pipeline =
@@ -631,13 +652,18 @@ public final class VulkanContext implements AutoCloseable {
             + physicalDevices.size() + " devices at that index");
   }
 
-  private static VkDevice createDevice(VkPhysicalDevice physical, int queueFamily, String name) {
+  private static VkDevice createDevice(VkPhysicalDevice physical, int queueFamily, String name,
+      boolean fullSubgroups) {
     try (MemoryStack stack = stackPush()) {
       VkDeviceQueueCreateInfo.Buffer queues = VkDeviceQueueCreateInfo.calloc(1, stack);
       queues.get(0).sType$Default().queueFamilyIndex(queueFamily)
           .pQueuePriorities(stack.floats(1.0f));
       VkPhysicalDeviceVulkan12Features features12 = VkPhysicalDeviceVulkan12Features.calloc(stack)
           .sType$Default().bufferDeviceAddress(true);
+      if (fullSubgroups) {
+        features12.pNext(VkPhysicalDeviceVulkan13Features.calloc(stack).sType$Default()
+            .computeFullSubgroups(true).address());
+      }
       VkPhysicalDeviceFeatures2 features = VkPhysicalDeviceFeatures2.calloc(stack).sType$Default()
           .pNext(features12.address());
       features.features().shaderInt64(true);

@@ -19,6 +19,8 @@ package io.gpusort.engine.vulkan;
  * @param usable whether the engine can run on it
  * @param unusableReason every requirement it misses, separated by {@code "; "}; null when usable
  * @param subgroupSize invocations per subgroup (8 on lavapipe, 32 on NVIDIA, 32 or 64 on AMD)
+ * @param fullSubgroups whether compute pipelines can require full subgroups (the Vulkan 1.3
+ *     feature {@code computeFullSubgroups}), which the ballot-ranking radix pass needs
  * @param maxBufferBytes the largest buffer {@link VulkanContext#createBuffer} accepts:
  *     {@code min(maxMemoryAllocationSize, maxBufferSize)}, the latter where the device reports it
  *     ({@code VK_KHR_maintenance4}, core in 1.3)
@@ -30,5 +32,16 @@ package io.gpusort.engine.vulkan;
  */
 public record VulkanDeviceInfo(int index, String name, DeviceType type, int apiVersion,
     String driverName, boolean usable, String unusableReason, int subgroupSize,
+    boolean fullSubgroups,
     long maxBufferBytes, int maxSharedMemoryBytes, int maxWorkGroupCountX, boolean timestamps,
-    double timestampPeriodNs) {}
+    double timestampPeriodNs) {
+
+  /**
+   * Whether the radix passes rank with subgroup ballots (radix_rank.comp): subgroups of 8 to 32
+   * invocations that divide the scatter workgroup and can be required full.
+   */
+  public boolean ballotRanking() {
+    return fullSubgroups && subgroupSize >= 8 && subgroupSize <= 32
+        && VulkanTuning.RADIX_THREADS % subgroupSize == 0;
+  }
+}

@@ -34,6 +34,19 @@ public final class VulkanEngine implements SortEngine {
   private final VulkanShaders shaders;
   private final Semaphore slots;
   private volatile boolean closed;
+  /**
+   * System property for benchmarks: keys to sort, untimed, on the device before each timed sort
+   * (in the same submission), so that the GPU's clocks have risen; see VulkanSorter. 0 or unset
+   * in production.
+   */
+  public static final String BENCH_WARMUP_KEYS_PROPERTY = "gpusort.vulkan.benchWarmupKeys";
+
+  /**
+   * System property for comparisons: {@code false} keeps the two-bit-split radix scatter on a
+   * device that could rank with subgroup ballots (VulkanDeviceInfo#ballotRanking).
+   */
+  public static final String BALLOT_RANKING_PROPERTY = "gpusort.vulkan.ballotRanking";
+
   private volatile double lastSortNanos = Double.NaN;
   private volatile double lastUploadNanos = Double.NaN;
 
@@ -44,6 +57,15 @@ public final class VulkanEngine implements SortEngine {
    *     cannot be set up
    */
   public VulkanEngine(EngineOptions options) {
+    this(options, !"false".equals(System.getProperty(BALLOT_RANKING_PROPERTY)));
+  }
+
+  /**
+   * {@link #VulkanEngine(EngineOptions)}; with {@code ballotRanking} false the radix passes use
+   * the two-bit-split scatter even where the device could rank with subgroup ballots (the tests
+   * keep that path covered on devices that take the other).
+   */
+  VulkanEngine(EngineOptions options, boolean ballotRanking) {
     if (!Vulkan.available()) {
       throw new EngineException("no Vulkan: " + Vulkan.unavailableReason());
     }
@@ -57,7 +79,7 @@ public final class VulkanEngine implements SortEngine {
     VulkanContext opened = null;
     try {
       opened = VulkanContext.open(device.get(), options.vulkanDebug());
-      this.shaders = new VulkanShaders(opened);
+      this.shaders = new VulkanShaders(opened, ballotRanking && opened.info().ballotRanking());
     } catch (RuntimeException | LinkageError e) {
       if (opened != null) {
         opened.close();
@@ -98,6 +120,11 @@ public final class VulkanEngine implements SortEngine {
   @Override
   public String name() {
     return "vulkan";
+  }
+
+  /** The device the engine runs on. */
+  public VulkanDeviceInfo deviceInfo() {
+    return context.info();
   }
 
   /** The device's name, index and type, for logs. */

@@ -20,6 +20,11 @@ final class VulkanShaders implements AutoCloseable {
   final VulkanPipeline scan;
   final VulkanPipeline scatterU32;
   final VulkanPipeline scatterU64;
+  /** The ballot-ranking pass and its per-block histogram; null where the device cannot run it. */
+  final VulkanPipeline upsweepRankU32;
+  final VulkanPipeline upsweepRankU64;
+  final VulkanPipeline rankU32;
+  final VulkanPipeline rankU64;
   final VulkanPipeline blockSortU32;
   final VulkanPipeline blockSortU64;
   final VulkanPipeline mergeU32;
@@ -28,7 +33,8 @@ final class VulkanShaders implements AutoCloseable {
   final VulkanPipeline gather;
   private final List<VulkanPipeline> all = new ArrayList<>();
 
-  VulkanShaders(VulkanContext context) {
+  /** With {@code ranking}, also the ballot-ranking pipelines (the device must support them). */
+  VulkanShaders(VulkanContext context, boolean ranking) {
     boolean done = false;
     try {
       histU32 = make(context, "radix_hist_u32", 2, 2);
@@ -39,6 +45,10 @@ final class VulkanShaders implements AutoCloseable {
       scan = make(context, "radix_scan", 3, 3);
       scatterU32 = make(context, "radix_scatter_u32", 5, 4);
       scatterU64 = make(context, "radix_scatter_u64", 5, 4);
+      upsweepRankU32 = ranking ? make(context, "radix_upsweep_rank_u32", 2, 3) : null;
+      upsweepRankU64 = ranking ? make(context, "radix_upsweep_rank_u64", 2, 3) : null;
+      rankU32 = ranking ? make(context, "radix_rank_u32", 5, 4, true) : null;
+      rankU64 = ranking ? make(context, "radix_rank_u64", 5, 4, true) : null;
       blockSortU32 = make(context, "oddeven_block_u32", 4, 3);
       blockSortU64 = make(context, "oddeven_block_u64", 4, 3);
       mergeU32 = make(context, "oddeven_merge_u32", 4, 3);
@@ -54,10 +64,16 @@ final class VulkanShaders implements AutoCloseable {
   }
 
   private VulkanPipeline make(VulkanContext context, String name, int addresses, int words) {
+    return make(context, name, addresses, words, false);
+  }
+
+  private VulkanPipeline make(VulkanContext context, String name, int addresses, int words,
+      boolean fullSubgroups) {
     byte[] spirv = KernelBinaries.loadSpirv(name);
     ByteBuffer code = ByteBuffer.allocateDirect(spirv.length).order(ByteOrder.nativeOrder());
     code.put(spirv).flip();
-    VulkanPipeline pipeline = context.createPipeline(name, code, 8 * addresses + 4 * words);
+    VulkanPipeline pipeline = context.createPipeline(name, code, 8 * addresses + 4 * words,
+        fullSubgroups);
     all.add(pipeline);
     return pipeline;
   }

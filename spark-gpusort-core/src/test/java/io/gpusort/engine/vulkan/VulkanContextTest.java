@@ -105,6 +105,18 @@ class VulkanContextTest {
 
   /** UPLOAD -> DEVICE -> DOWNLOAD gives back what was written; fill() then copy gives the value. */
   @Test
+  void ballotRankingWhereFullSubgroupsOfEightToThirtyTwo() {
+    VulkanDeviceInfo chosen = deviceOrSkip();
+    int size = chosen.subgroupSize();
+    assertEquals(chosen.fullSubgroups() && size >= 8 && size <= 32 && 256 % size == 0,
+        chosen.ballotRanking(), chosen.toString());
+    if (chosen.name().startsWith("llvmpipe")) {
+      // CI's device (Vulkan 1.3, subgroups of 8 or 16): the suites there run the ballot ranking.
+      assertTrue(chosen.ballotRanking(), chosen.toString());
+    }
+  }
+
+  @Test
   void copiesAndFillRoundTrip() {
     VulkanDeviceInfo info = deviceOrSkip();
     int n = 1 << 20;

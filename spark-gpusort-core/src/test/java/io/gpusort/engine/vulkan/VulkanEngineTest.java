@@ -33,15 +33,22 @@ class VulkanEngineTest extends EngineReferenceTests {
 
   /** The engine on the test device with {@code algorithm}, or the test skipped with the reason. */
   static VulkanEngine openOrSkip(Algorithm algorithm) {
+    return openOrSkip(algorithm, true);
+  }
+
+  /** With ballotRanking false, the radix passes take the two-bit-split scatter. */
+  static VulkanEngine openOrSkip(Algorithm algorithm, boolean ballotRanking) {
     assumeTrue(Vulkan.available(), () -> "no Vulkan: " + Vulkan.unavailableReason());
     int index = Integer.getInteger("gpusort.test.vulkan.device", -1);
     Optional<VulkanDeviceInfo> device = Vulkan.choose(index, true);
     assumeTrue(device.isPresent(), () -> "no usable Vulkan device: " + Vulkan.devices());
     VulkanEngine engine = new VulkanEngine(EngineOptions.defaults(EngineChoice.VULKAN)
-        .withAlgorithm(algorithm).withVulkanDevice(index, true));
+        .withAlgorithm(algorithm).withVulkanDevice(index, true), ballotRanking);
     if (ANNOUNCED.compareAndSet(false, true)) {
       // Shows in the build log which device the Vulkan suites ran on (lavapipe in CI).
-      System.out.println("Vulkan engine tests run on " + engine.deviceDescription());
+      System.out.println("Vulkan engine tests run on " + engine.deviceDescription()
+          + (engine.deviceInfo().ballotRanking() ? ", radix passes ranked with subgroup ballots"
+              : ", radix passes by two-bit splits (no full subgroups of 8 to 32)"));
     }
     return engine;
   }
