@@ -28,14 +28,17 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | 
 nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,utilization.gpu --format=csv -lms 200 \
   > "$out/clocks.txt" 2>&1 &
 clocks=$!
+trap 'kill $clocks 2>/dev/null' EXIT
 export VK_LOADER_DEBUG=${VK_LOADER_DEBUG:-error}
 (cd kernels/bench && nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/sb sort_bench.cu) > "$out/build.txt" 2>&1 &
+build=$!
 bash .gpu-bundle/part-1/host.sh run -- java -Xmx32g org.junit.platform.console.ConsoleLauncher \
   execute --disable-banner --disable-ansi-colors --select-package io.gpusort.engine.vulkan \
   --include-tag vulkan --reports-dir "$out/junit" --details tree > "$out/vulkan-tests.txt" 2>&1
 echo "vulkan tests exit $?"
 grep -E "tests (successful|failed|aborted|skipped)|run on" "$out/vulkan-tests.txt"
-wait
+# The build only: a bare wait would also wait for the clock sampler, which never ends.
+wait $build
 /tmp/sb --sizes "$sizes" --reps 5 --skip-sweep --no-oddeven > "$out/bench.txt" 2>&1
 echo "sort_bench exit $?"
 # CUB's medians of this run: | u32 | random | <n> | cub | <ms> | ...
@@ -47,5 +50,5 @@ sed -n '/^| keys/,$p' "$out/bench.txt" | grep -E "random" | grep -vE "40-bit" | 
 bash .gpu-bundle/part-1/host.sh run -- java -Xmx64g ${BENCH_JAVA_OPTS:-} io.gpusort.examples.VulkanBenchmark \
   --sizes "$sizes" --reps ${REPS:-5} --baseline "$baselines" > "$out/vulkan-benchmark.txt" 2>&1
 echo "vulkan benchmark exit $?"
-kill $clocks
+
 cat "$out/vulkan-benchmark.txt" | grep -vE "^NOTE|^\[" | tail -12
