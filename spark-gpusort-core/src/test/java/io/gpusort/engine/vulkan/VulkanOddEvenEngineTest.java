@@ -1,44 +1,15 @@
 package io.gpusort.engine.vulkan;
 
-import static org.junit.jupiter.api.Assertions.assertEquals;
-
 import io.gpusort.config.GpuSortConf.Algorithm;
-import io.gpusort.engine.EngineReferenceTests;
-import io.gpusort.engine.SortEngine;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 
 /**
- * The reference suite on the Vulkan engine's odd-even hybrid (Batcher tiles, merge passes), one
- * engine for the class as in {@link VulkanEngineTest}.
+ * The reference suite on the Vulkan engine's odd-even hybrid (Batcher tiles, merge passes).
  */
 @Tag("vulkan")
-class VulkanOddEvenEngineTest extends EngineReferenceTests {
-  private static VulkanEngine shared;
-  private VulkanEngine vulkan;
-
+class VulkanOddEvenEngineTest extends VulkanReferenceSuite {
   @Override
-  protected SortEngine createEngine() {
-    if (shared == null) {
-      shared = VulkanEngineTest.openOrSkip(Algorithm.ODDEVEN);
-    }
-    vulkan = shared;
-    return new VulkanEngineTest.KeepOpen(shared);
-  }
-
-  @AfterAll
-  static void closeSharedEngine() {
-    if (shared != null) {
-      shared.close();
-      shared = null;
-    }
-  }
-
-  @AfterEach
-  void deviceMemoryReturned() {
-    if (vulkan != null) {
-      assertEquals(0, vulkan.deviceBytesInUse(), "device bytes still held after the test's sorts");
-    }
+  protected VulkanEngine open() {
+    return openOrSkip(Algorithm.ODDEVEN);
   }
 }
