@@ -84,6 +84,12 @@ public final class GpuSortConf {
       "When true, a sort key that no engine can encode (map, array, struct, variant, interval, "
           + "non-default collation, ...) is an error instead of a fallback to Spark's own sort.");
 
+  public static final ConfEntry<Boolean> SQL_ENABLED = booleanEntry("spark.gpusort.sql.enabled",
+      true, "With the SQL extension (io.gpusort.spark.GpuSortExtensions in spark.sql.extensions, "
+          + "which the plugin adds), whether Spark's physical sorts (ORDER BY, sortWithinPartitions, "
+          + "the sorts of sort-merge joins and windows) run on the engine where their keys are "
+          + "supported; a session setting, read when a query is planned.");
+
   public static final ConfEntry<Long> CHUNK_BYTES = bytesEntry("spark.gpusort.chunk.maxBytes",
       256L << 20, 1L << 10, 1L << 40,
       "Memory budget of one engine call: a partition whose rows take more bytes than this is "

@@ -190,6 +190,39 @@ public final class Engines {
     }
   }
 
+  /** The engine's kind and device in words, for logs and the plugin's report to the driver. */
+  public static String describe(SortEngine engine) {
+    SortEngine inner = engine instanceof Shared shared ? shared.engine() : engine;
+    if (inner instanceof CudaEngine cuda) {
+      return "cuda on " + cuda.deviceDescription();
+    }
+    if (inner instanceof VulkanEngine vulkan) {
+      return "vulkan on " + vulkan.deviceDescription();
+    }
+    return inner.name() + " (" + Runtime.getRuntime().availableProcessors() + " cores)";
+  }
+
+  /**
+   * Closes the GPU engines of this process (their device contexts and memory), at executor
+   * shutdown; a later request opens them again. Sorts must have finished.
+   */
+  public static void shutdown() {
+    java.util.List<SortEngine> open = new java.util.ArrayList<>();
+    synchronized (Engines.class) {
+      open.addAll(CUDA.values());
+      open.addAll(VULKAN.values());
+      CUDA.clear();
+      VULKAN.clear();
+    }
+    for (SortEngine engine : open) {
+      try {
+        ((Shared) engine).engine().close();
+      } catch (RuntimeException e) {
+        LOG.warn("Closing the {} engine failed", engine.name(), e);
+      }
+    }
+  }
+
   private static synchronized void markVulkanUnusable(String reason) {
     if (vulkanUnusable == null) {
       vulkanUnusable = reason;

@@ -71,7 +71,8 @@ public final class GpuSortTransform<T> extends AbstractFunction1<Dataset<T>, Dat
     return new org.apache.spark.sql.classic.Dataset<>(session, replaced, classic.encoder());
   }
 
-  private static Map<String, String> gpusortSettings(SparkSession session) {
+  /** The session's spark.gpusort.* settings. */
+  static Map<String, String> gpusortSettings(org.apache.spark.sql.SparkSession session) {
     Map<String, String> settings = new HashMap<>();
     Map<String, String> all = CollectionConverters.asJava(session.conf().getAll());
     for (Map.Entry<String, String> e : all.entrySet()) {

@@ -2,6 +2,7 @@ package io.gpusort.sql;
 
 import io.gpusort.engine.EngineException;
 import io.gpusort.engine.EngineOptions;
+import io.gpusort.engine.EngineStats;
 import io.gpusort.engine.Engines;
 import io.gpusort.engine.KeyBatch;
 import io.gpusort.engine.SortEngine;
@@ -88,7 +89,9 @@ final class PartitionSorter {
   int[] sortedOrder(RowBuffer rows) {
     long startNanos = System.nanoTime();
     int[] order = sortedOrderUntimed(rows);
-    SortMetrics.add(plan.metrics.sortTimeNanos, System.nanoTime() - startNanos);
+    long elapsedNanos = System.nanoTime() - startNanos;
+    SortMetrics.add(plan.metrics.sortTimeNanos, elapsedNanos);
+    EngineStats.recordSortNanos(elapsedNanos);
     return order;
   }
 
@@ -156,7 +159,9 @@ final class PartitionSorter {
   int[] mergedOrder(RowBuffer rows) {
     long startNanos = System.nanoTime();
     int[] order = mergedOrderUntimed(rows);
-    SortMetrics.add(plan.metrics.sortTimeNanos, System.nanoTime() - startNanos);
+    long elapsedNanos = System.nanoTime() - startNanos;
+    SortMetrics.add(plan.metrics.sortTimeNanos, elapsedNanos);
+    EngineStats.recordSortNanos(elapsedNanos);
     return order;
   }
 
@@ -281,6 +286,7 @@ final class PartitionSorter {
     try {
       engine.sortAll(batches, permutations);
       SortMetrics.add(plan.metrics.engineChunks, batches.size());
+      recordCall(engine, batches);
     } catch (EngineException e) {
       SortEngine cpu = Engines.cpu();
       if (engine == cpu) {
@@ -292,7 +298,25 @@ final class PartitionSorter {
       cpu.sortAll(batches, permutations);
       SortMetrics.add(plan.metrics.engineChunks, batches.size());
       SortMetrics.add(plan.metrics.engineFallbacks, 1);
+      EngineStats.recordFallback();
+      recordCall(cpu, batches);
     }
+  }
+
+  /** The SQL node's and the process's counts of one engine call. */
+  private void recordCall(SortEngine engine, List<KeyBatch> batches) {
+    long rows = 0;
+    long keyBytes = 0;
+    for (KeyBatch b : batches) {
+      rows += b.numRows();
+      keyBytes += 8L * b.numRows() * b.numWords();
+    }
+    SortMetrics.add(plan.metrics.rowsOn(engine.name()), rows);
+    if (EngineStats.isGpu(engine)) {
+      SortMetrics.add(plan.metrics.bytesToDevice, keyBytes);
+      SortMetrics.add(plan.metrics.bytesFromDevice, 4L * rows);
+    }
+    EngineStats.recordCall(engine, batches.size(), rows, keyBytes);
   }
 
   /**

@@ -26,6 +26,13 @@ final class SortMetrics implements Serializable {
   final SQLMetric tieBrokenRows;
   /** Partitions a GPU engine failed on that were sorted on the CPU engine instead. */
   final SQLMetric engineFallbacks;
+  /** Key bytes sent to a GPU engine's device, and row indices (4 bytes a row) back from it. */
+  final SQLMetric bytesToDevice;
+  final SQLMetric bytesFromDevice;
+  /** Rows sorted on each engine: which engine the tasks got shows here. */
+  final SQLMetric cpuRows;
+  final SQLMetric cudaRows;
+  final SQLMetric vulkanRows;
 
   private SortMetrics(SparkContext sc) {
     this.outputRows = metric(sc, "number of output rows");
@@ -33,6 +40,12 @@ final class SortMetrics implements Serializable {
     this.engineChunks = metric(sc, "engine calls (chunks)");
     this.tieBrokenRows = metric(sc, "rows ordered by host tie-break");
     this.engineFallbacks = metric(sc, "engine fallbacks to cpu");
+    this.bytesToDevice = sc == null ? null : SQLMetrics.createSizeMetric(sc, "bytes to device", -1);
+    this.bytesFromDevice =
+        sc == null ? null : SQLMetrics.createSizeMetric(sc, "bytes from device", -1);
+    this.cpuRows = metric(sc, "rows sorted on cpu");
+    this.cudaRows = metric(sc, "rows sorted on cuda");
+    this.vulkanRows = metric(sc, "rows sorted on vulkan");
   }
 
   static SortMetrics create(SparkContext sc) {
@@ -52,8 +65,22 @@ final class SortMetrics implements Serializable {
       map.put("engineChunks", engineChunks);
       map.put("tieBrokenRows", tieBrokenRows);
       map.put("engineFallbacks", engineFallbacks);
+      map.put("bytesToDevice", bytesToDevice);
+      map.put("bytesFromDevice", bytesFromDevice);
+      map.put("cpuRows", cpuRows);
+      map.put("cudaRows", cudaRows);
+      map.put("vulkanRows", vulkanRows);
     }
     return map;
+  }
+
+  /** The rows-per-engine metric of the engine named {@code engine}. */
+  SQLMetric rowsOn(String engine) {
+    return switch (engine) {
+      case "cuda" -> cudaRows;
+      case "vulkan" -> vulkanRows;
+      default -> cpuRows;
+    };
   }
 
   static void add(SQLMetric metric, long value) {

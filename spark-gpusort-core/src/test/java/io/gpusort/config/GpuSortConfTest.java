@@ -57,7 +57,7 @@ class GpuSortConfTest {
       // The default, written as a user would write it, parses back to itself.
       assertEquals(entry.defaultValue(), entry.parse(entry.defaultString()), entry.key());
     }
-    assertEquals(14, keys.size(), "declared keys: " + keys);
+    assertEquals(15, keys.size(), "declared keys: " + keys);
   }
 
   @Test

@@ -45,6 +45,10 @@ class GpuSortMetricsTest {
     assertTrue(metric(node, "engineChunks") > 20, "engine calls: " + metric(node, "engineChunks"));
     assertEquals(0, metric(node, "tieBrokenRows"));
     assertTrue(metric(node, "sortTime") > 0);
+    // The CPU engine sorted every row here: no bytes crossed to a device.
+    assertEquals(ROWS, metric(node, "cpuRows"));
+    assertEquals(0, metric(node, "cudaRows") + metric(node, "vulkanRows"));
+    assertEquals(0, metric(node, "bytesToDevice") + metric(node, "bytesFromDevice"));
     assertSortedWithinPartitions(sorted, rows);
   }
 

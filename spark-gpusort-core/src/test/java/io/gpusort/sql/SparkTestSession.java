@@ -20,6 +20,13 @@ public final class SparkTestSession {
   /** Prefix of every configuration key this project reads. */
   public static final String GPUSORT_PREFIX = "spark.gpusort.";
 
+  /**
+   * The session has the SQL extension (io.gpusort.spark.GpuSortExtensions) with the replacement
+   * of Spark's sorts switched off, so that tests compare against Spark's own sort; the SQL tests
+   * switch it on.
+   */
+  public static final String SQL_ENABLED = "spark.gpusort.sql.enabled";
+
   /** Shuffle partitions of the shared session: small, so that tests stay fast on two cores. */
   public static final int SHUFFLE_PARTITIONS = 8;
 
@@ -45,6 +52,7 @@ public final class SparkTestSession {
     for (String key : keys) {
       spark.conf().unset(key);
     }
+    spark.conf().set(SQL_ENABLED, "false");
   }
 
   /** Initialization-on-demand holder: the JVM creates the session once, on first access. */
@@ -60,6 +68,8 @@ public final class SparkTestSession {
         .config("spark.sql.shuffle.partitions", String.valueOf(SHUFFLE_PARTITIONS))
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.driver.bindAddress", "127.0.0.1")
+        .config("spark.sql.extensions", "io.gpusort.spark.GpuSortExtensions")
+        .config(SQL_ENABLED, "false")
         .getOrCreate();
     spark.sparkContext().setLogLevel("WARN");
     return spark;

@@ -1,0 +1,91 @@
+package io.gpusort.engine;
+
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * Counts of this process's sorts on the engines, for the plugin's metrics (Spark's metrics
+ * system): the SQL node's metrics show the same figures per query, these add them up for the
+ * executor. Updated by the sort operator after each engine call; read at any time.
+ */
+public final class EngineStats {
+  private static final LongAdder CALLS = new LongAdder();
+  private static final LongAdder ROWS = new LongAdder();
+  private static final LongAdder GPU_ROWS = new LongAdder();
+  private static final LongAdder BYTES_TO_DEVICE = new LongAdder();
+  private static final LongAdder BYTES_FROM_DEVICE = new LongAdder();
+  private static final LongAdder FALLBACKS = new LongAdder();
+  private static final LongAdder SORT_NANOS = new LongAdder();
+  /** This thread's rows and sort nanoseconds: a Spark task runs on one thread. */
+  private static final ThreadLocal<long[]> THREAD = ThreadLocal.withInitial(() -> new long[2]);
+
+  private EngineStats() {}
+
+  /**
+   * One engine call of {@code chunks} batches: {@code rows} rows whose keys took {@code keyBytes};
+   * on a GPU engine the keys went to the device and a 4-byte row index came back for each row.
+   */
+  public static void recordCall(SortEngine engine, int chunks, long rows, long keyBytes) {
+    CALLS.add(chunks);
+    ROWS.add(rows);
+    THREAD.get()[0] += rows;
+    if (isGpu(engine)) {
+      GPU_ROWS.add(rows);
+      BYTES_TO_DEVICE.add(keyBytes);
+      BYTES_FROM_DEVICE.add(4L * rows);
+    }
+  }
+
+  /** A partition a GPU engine failed on, sorted on the CPU engine instead. */
+  public static void recordFallback() {
+    FALLBACKS.increment();
+  }
+
+  /** Time spent sorting (encoding, engine calls, tie-breaks, merges). */
+  public static void recordSortNanos(long nanos) {
+    SORT_NANOS.add(nanos);
+    THREAD.get()[1] += nanos;
+  }
+
+  /** Rows sorted by the calling thread so far. */
+  public static long threadRows() {
+    return THREAD.get()[0];
+  }
+
+  /** Sort time of the calling thread so far. */
+  public static long threadSortNanos() {
+    return THREAD.get()[1];
+  }
+
+  /** Whether the engine sorts on a device (its keys go over a bus), by its name. */
+  public static boolean isGpu(SortEngine engine) {
+    return !"cpu".equals(engine.name());
+  }
+
+  public static long engineCalls() {
+    return CALLS.sum();
+  }
+
+  public static long rows() {
+    return ROWS.sum();
+  }
+
+  public static long gpuRows() {
+    return GPU_ROWS.sum();
+  }
+
+  public static long bytesToDevice() {
+    return BYTES_TO_DEVICE.sum();
+  }
+
+  public static long bytesFromDevice() {
+    return BYTES_FROM_DEVICE.sum();
+  }
+
+  public static long fallbacks() {
+    return FALLBACKS.sum();
+  }
+
+  public static long sortNanos() {
+    return SORT_NANOS.sum();
+  }
+}
