@@ -143,11 +143,23 @@ public final class GpuSortPlugin implements SparkPlugin {
       String description = Engines.describe(engine);
       LOG.info("spark-gpusort: executor {} sorts on {}", ctx.executorID(), description);
       try {
-        ctx.send(new EngineReport(ctx.executorID(), ctx.hostname(), description, gpu));
+        ctx.send(new EngineReport(ctx.executorID(), hostName(), description, gpu));
       } catch (java.io.IOException e) {
         LOG.warn("spark-gpusort: could not report the engine to the driver", e);
       }
       registerMetrics(ctx.metricRegistry());
+    }
+
+    /**
+     * This machine's name. (PluginContext.hostname() reads the RPC server's address, which an
+     * executor of a cluster does not have.)
+     */
+    private static String hostName() {
+      try {
+        return java.net.InetAddress.getLocalHost().getHostName();
+      } catch (java.net.UnknownHostException e) {
+        return "unknown host";
+      }
     }
 
     private void registerMetrics(MetricRegistry registry) {

@@ -1,5 +1,6 @@
 package io.gpusort.engine.cuda;
 
+import io.gpusort.engine.NativeLibraries;
 import jcuda.driver.CUresult;
 import jcuda.driver.JCudaDriver;
 
@@ -45,6 +46,7 @@ public final class Cuda {
       int count = 0;
       String reason = null;
       try {
+        NativeLibraries.loadJCuda();
         JCudaDriver.setExceptionsEnabled(false);
         int result = JCudaDriver.cuInit(0);
         if (result != CUresult.CUDA_SUCCESS) {

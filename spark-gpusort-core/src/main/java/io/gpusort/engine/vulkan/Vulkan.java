@@ -1,5 +1,6 @@
 package io.gpusort.engine.vulkan;
 
+import io.gpusort.engine.NativeLibraries;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
@@ -99,6 +100,7 @@ public final class Vulkan {
         return;
       }
       try {
+        NativeLibraries.configureLwjgl();
         createLoader();
         int loaderVersion = VK.getInstanceVersionSupported();
         if (loaderVersion < VK12.VK_API_VERSION_1_2) {

@@ -1,0 +1,147 @@
+package io.gpusort.examples;
+
+import static org.apache.spark.sql.functions.col;
+
+import io.gpusort.GpuSort;
+import io.gpusort.spark.GpuSortPlugin;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.api.java.function.Function2;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+
+/**
+ * A job for a cluster with the plugin on (spark-submit with {@code spark.plugins}): sorts rows
+ * globally with {@code GpuSort.byKey} and with SQL's {@code ORDER BY} (the extension's
+ * replacement), writes both as CSV, and checks on the driver that every partition is sorted, that
+ * partitions follow each other in order, that tasks ran on at least {@code minExecutors}
+ * executors and that each of them reported its engine to the driver. Prints one line starting
+ * {@code CLUSTER CHECK OK} and exits 0, or fails with the reason.
+ *
+ * <pre>
+ *   spark-submit --class io.gpusort.examples.ClusterCheck ... OUTPUT_DIR [ROWS] [MIN_EXECUTORS]
+ * </pre>
+ *
+ * <p>Output: {@code OUTPUT_DIR/bykey} (columns k, id) and {@code OUTPUT_DIR/sql} (s, k, id), one
+ * file per partition, in partition order by file name.
+ */
+public final class ClusterCheck {
+  private ClusterCheck() {}
+
+  public static void main(String[] args) {
+    String output = args[0];
+    long rows = args.length > 1 ? Long.parseLong(args[1]) : 200_000;
+    int minExecutors = args.length > 2 ? Integer.parseInt(args[2]) : 2;
+    SparkSession spark = SparkSession.builder().appName("spark-gpusort cluster check")
+        .getOrCreate();
+    try {
+      Dataset<Row> input = spark.range(0, rows, 1, 6).selectExpr("id",
+          "(id * 2654435761) % 1000003 AS k", "concat('r', CAST(id % 101 AS STRING)) AS s");
+      input.createOrReplaceTempView("t");
+
+      Dataset<Row> byKey = input.select(col("k"), col("id"))
+          .transform(GpuSort.byKey(col("k"), col("id")));
+      Set<String> executors = checkOrder(byKey, rows, "byKey");
+      byKey.write().mode("overwrite").csv(output + "/bykey");
+
+      Dataset<Row> sql = spark.sql("SELECT s, k, id FROM t ORDER BY s DESC, k, id");
+      executors.addAll(checkOrder(sql, rows, "ORDER BY"));
+      String plan = sql.queryExecution().executedPlan().toString();
+      if (!plan.contains("GpuSort [")) {
+        throw new IllegalStateException("ORDER BY did not run on the engine:\n" + plan);
+      }
+      sql.write().mode("overwrite").csv(output + "/sql");
+
+      if (executors.size() < minExecutors) {
+        throw new IllegalStateException("tasks ran on " + executors + ", fewer than "
+            + minExecutors + " executors");
+      }
+      var reports = GpuSortPlugin.executorEngines();
+      if (!reports.keySet().containsAll(executors)) {
+        throw new IllegalStateException("executors " + executors + " but engine reports from "
+            + reports.keySet());
+      }
+      System.out.println("CLUSTER CHECK OK rows=" + rows + " executors=" + executors
+          + " engines=" + reports.values());
+    } finally {
+      spark.stop();
+    }
+  }
+
+  /**
+   * Every partition sorted, partitions in order, all rows there; the executors the tasks ran on.
+   * Rows compare by their columns' string forms for the key columns that the query sorts by.
+   */
+  private static Set<String> checkOrder(Dataset<Row> sorted, long rows, String what) {
+    boolean withString = sorted.columns().length == 3;
+    Function2<Integer, Iterator<Row>, Iterator<String[]>> summarize = (partition, it) -> {
+      long count = 0;
+      String first = null;
+      String last = null;
+      String error = "";
+      while (it.hasNext()) {
+        Row r = it.next();
+        String key = sortKey(r, withString);
+        if (last != null && key.compareTo(last) < 0 && error.isEmpty()) {
+          error = "partition " + partition + " out of order at row " + count;
+        }
+        if (first == null) {
+          first = key;
+        }
+        last = key;
+        count++;
+      }
+      String[] summary = {String.valueOf(partition), String.valueOf(count), first, last, error,
+          SparkEnv.get().executorId()};
+      return List.<String[]>of(summary).iterator();
+    };
+    List<String[]> parts = sorted.javaRDD().mapPartitionsWithIndex(summarize, false).collect();
+    long total = 0;
+    String previousLast = null;
+    Set<String> executors = new TreeSet<>();
+    for (String[] p : new ArrayList<>(parts)) {
+      if (!p[4].isEmpty()) {
+        throw new IllegalStateException(what + ": " + p[4]);
+      }
+      total += Long.parseLong(p[1]);
+      if (p[2] != null) {
+        if (previousLast != null && p[2].compareTo(previousLast) < 0) {
+          throw new IllegalStateException(what + ": partition " + p[0] + " starts below the "
+              + "previous partition's end");
+        }
+        previousLast = p[3];
+      }
+      executors.add(p[5]);
+    }
+    if (total != rows) {
+      throw new IllegalStateException(what + ": " + total + " rows, expected " + rows);
+    }
+    return executors;
+  }
+
+  /**
+   * A string that orders as the query's key: k and id zero-padded ascending; for ORDER BY s DESC,
+   * s is mapped to its complement so that ascending string order is descending s.
+   */
+  private static String sortKey(Row r, boolean withString) {
+    String numbers = String.format("%020d%020d", r.getLong(r.size() - 2), r.getLong(r.size() - 1));
+    if (!withString) {
+      return numbers;
+    }
+    StringBuilder inverted = new StringBuilder();
+    for (char c : r.getString(0).toCharArray()) {
+      inverted.append((char) (0xFFFF - c));
+    }
+    // A string sorts before its extensions ascending, so after them descending: pad with the
+    // highest char.
+    while (inverted.length() < 8) {
+      inverted.append('\uFFFF');
+    }
+    return inverted + numbers;
+  }
+}

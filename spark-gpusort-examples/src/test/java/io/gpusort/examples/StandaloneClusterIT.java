@@ -1,0 +1,257 @@
+package io.gpusort.examples;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.File;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+import org.apache.spark.launcher.JavaModuleOptions;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A Spark standalone cluster on loopback, each part its own JVM: one master and two workers of one
+ * core each, started from the Maven-resolved Spark jars (linked into a minimal SPARK_HOME, which
+ * the workers need to launch executors). {@link ClusterCheck} is submitted through {@code
+ * org.apache.spark.deploy.SparkSubmit} with the plugin jar ({@code spark-gpusort-core}'s shaded
+ * {@code plugin} jar) in {@code --jars}, the plugin and the Kryo registrator configured and Kryo
+ * registration required. The job sorts globally across both executors; this test then reads the
+ * CSV it wrote, part file by part file, and checks the global order and every row.
+ *
+ * <p>Runs in the integration-test phase (after the jars are packaged), from {@code mvn verify}.
+ */
+class StandaloneClusterIT {
+  private static final long ROWS = 60_000;
+  private static final long TIMEOUT_SECONDS = Long.getLong("gpusort.it.timeoutSeconds", 300);
+
+  /** Logs and output stay here after the run (target/cluster-it), for reading when it fails. */
+  private static Path work;
+  private static final List<Process> DAEMONS = new ArrayList<>();
+  private static Path sparkHome;
+  private static int masterPort;
+
+  @BeforeAll
+  static void startCluster() throws Exception {
+    work = Path.of("target", "cluster-it").toAbsolutePath();
+    deleteRecursively(work);
+    Files.createDirectories(work);
+    sparkHome = makeSparkHome(work.resolve("spark-home"));
+    masterPort = freePort();
+    Process master = start("master", List.of("org.apache.spark.deploy.master.Master",
+        "--host", "127.0.0.1", "--port", String.valueOf(masterPort),
+        "--webui-port", String.valueOf(freePort())));
+    awaitLog("master", master, "I have been elected leader");
+    for (int w = 1; w <= 2; w++) {
+      Path dir = Files.createDirectories(work.resolve("worker-" + w));
+      Process worker = start("worker-" + w, List.of("org.apache.spark.deploy.worker.Worker",
+          "--host", "127.0.0.1", "--cores", "1", "--memory", "1g",
+          "--webui-port", String.valueOf(freePort()), "--work-dir", dir.toString(),
+          "spark://127.0.0.1:" + masterPort));
+      awaitLog("worker-" + w, worker, "Successfully registered with master");
+    }
+  }
+
+  @AfterAll
+  static void stopCluster() throws InterruptedException {
+    for (Process p : DAEMONS) {
+      p.destroy();
+    }
+    for (Process p : DAEMONS) {
+      if (!p.waitFor(20, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+      }
+    }
+  }
+
+  @Test
+  void submittedJobSortsGloballyAcrossBothWorkers() throws Exception {
+    Path pluginJar = onlyFile(Path.of("../spark-gpusort-core/target"),
+        "spark-gpusort-core-.*-plugin\\.jar");
+    // The examples' own classes (the shade step keeps them as original-*.jar): the plugin
+    // reaches the cluster through the plugin jar alone.
+    Path appJar = onlyFile(Path.of("target"), "original-spark-gpusort-examples-.*\\.jar");
+    Path output = work.resolve("output");
+    List<String> args = new ArrayList<>(List.of("org.apache.spark.deploy.SparkSubmit",
+        "--master", "spark://127.0.0.1:" + masterPort, "--deploy-mode", "client",
+        "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.driver.bindAddress=127.0.0.1",
+        "--conf", "spark.ui.enabled=false",
+        "--conf", "spark.plugins=io.gpusort.spark.GpuSortPlugin",
+        "--conf", "spark.serializer=org.apache.spark.serializer.KryoSerializer",
+        "--conf", "spark.kryo.registrationRequired=true",
+        "--conf", "spark.kryo.registrator=io.gpusort.spark.GpuSortKryoRegistrator",
+        "--conf", "spark.executor.cores=1", "--conf", "spark.cores.max=2",
+        "--conf", "spark.executor.memory=768m", "--conf", "spark.sql.shuffle.partitions=4",
+        "--conf", "spark.executor.extraJavaOptions=" + JavaModuleOptions.defaultModuleOptions(),
+        "--jars", pluginJar.toAbsolutePath().toString(),
+        "--class", "io.gpusort.examples.ClusterCheck", appJar.toAbsolutePath().toString(),
+        output.toString(), String.valueOf(ROWS), "2"));
+    Process submit = start("submit", args);
+    boolean finished = submit.waitFor(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+    if (!finished) {
+      submit.destroyForcibly();
+    }
+    String log = Files.readString(work.resolve("submit.log"));
+    assertTrue(finished, "spark-submit timed out:\n" + tail(log));
+    assertEquals(0, submit.exitValue(), "spark-submit failed:\n" + tail(log));
+    assertTrue(log.contains("CLUSTER CHECK OK"), tail(log));
+    assertTrue(log.contains("GpuSortPlugin") || log.contains("spark-gpusort"), tail(log));
+
+    // The written output, read back here: part files in partition order are globally sorted.
+    List<long[]> byKey = readCsv(output.resolve("bykey"), 0);
+    assertEquals(ROWS, byKey.size());
+    for (int i = 1; i < byKey.size(); i++) {
+      long[] a = byKey.get(i - 1);
+      long[] b = byKey.get(i);
+      assertTrue(a[0] < b[0] || (a[0] == b[0] && a[1] < b[1]), "bykey out of order at " + i);
+    }
+    assertEquals(ROWS * (ROWS - 1) / 2, byKey.stream().mapToLong(r -> r[1]).sum(),
+        "every id once");
+    List<long[]> sql = readCsv(output.resolve("sql"), 1);
+    assertEquals(ROWS, sql.size());
+    assertEquals(ROWS * (ROWS - 1) / 2, sql.stream().mapToLong(r -> r[1]).sum());
+  }
+
+  @Test
+  void examplesJarRunsWithSparkSubmit() throws Exception {
+    // The shaded examples jar (its own classes, the plugin's and the GPU bindings), its main
+    // class from the manifest: the demo sorts generated rows with GpuSort.byKey and orderBy on
+    // the cluster and compares them.
+    Path examplesJar = onlyFile(Path.of("target"), "spark-gpusort-examples-.*\\.jar");
+    Process demo = start("demo", List.of("org.apache.spark.deploy.SparkSubmit",
+        "--master", "spark://127.0.0.1:" + masterPort,
+        "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.driver.bindAddress=127.0.0.1",
+        "--conf", "spark.ui.enabled=false", "--conf", "spark.cores.max=2",
+        "--conf", "spark.executor.memory=768m",
+        "--conf", "spark.executor.extraJavaOptions=" + JavaModuleOptions.defaultModuleOptions(),
+        examplesJar.toAbsolutePath().toString(), "--demo", "--rows", "20000",
+        "--partitions", "4"));
+    boolean finished = demo.waitFor(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+    if (!finished) {
+      demo.destroyForcibly();
+    }
+    String log = Files.readString(work.resolve("demo.log"));
+    assertTrue(finished, "the demo timed out:\n" + tail(log));
+    assertEquals(0, demo.exitValue(), "the demo failed:\n" + tail(log));
+    assertTrue(log.contains("check passed"), tail(log));
+  }
+
+  /** Rows of the part files in name order: (k, id) from the columns after {@code skip}. */
+  private static List<long[]> readCsv(Path dir, int skip) throws IOException {
+    List<Path> parts;
+    try (Stream<Path> files = Files.list(dir)) {
+      parts = files.filter(p -> p.getFileName().toString().startsWith("part-")).sorted()
+          .collect(Collectors.toList());
+    }
+    List<long[]> rows = new ArrayList<>();
+    for (Path part : parts) {
+      for (String line : Files.readAllLines(part, StandardCharsets.UTF_8)) {
+        String[] f = line.split(",");
+        rows.add(new long[] {Long.parseLong(f[skip]), Long.parseLong(f[skip + 1])});
+      }
+    }
+    return rows;
+  }
+
+  /**
+   * SPARK_HOME with the test classpath's Spark jars (and their dependencies) linked into jars/,
+   * and a RELEASE file, which is what Spark's launcher looks for to build executor classpaths.
+   */
+  private static Path makeSparkHome(Path home) throws IOException {
+    Path jars = Files.createDirectories(home.resolve("jars"));
+    for (String entry : System.getProperty("java.class.path").split(File.pathSeparator)) {
+      Path p = Path.of(entry);
+      String name = p.getFileName().toString();
+      // Jars from the local Maven repository only: not this project's classes, not JUnit, not
+      // the GPU bindings (the plugin jar brings those).
+      if (name.endsWith(".jar") && !entry.contains("/io/gpusort/") && !entry.contains("target")
+          && !name.startsWith("junit") && !name.startsWith("opentest4j")
+          && !name.startsWith("jcuda") && !name.startsWith("lwjgl")
+          && !name.startsWith("apiguardian") && !Files.exists(jars.resolve(name))) {
+        Files.createSymbolicLink(jars.resolve(name), p.toAbsolutePath());
+      }
+    }
+    Files.writeString(home.resolve("RELEASE"), "Spark (test cluster from Maven jars)\n");
+    return home;
+  }
+
+  private static Process start(String name, List<String> mainAndArgs) throws IOException {
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.add("-Xmx512m");
+    command.addAll(Arrays.asList(JavaModuleOptions.defaultModuleOptionArray()));
+    command.add("-cp");
+    command.add(sparkHome.resolve("jars") + File.separator + "*");
+    command.addAll(mainAndArgs);
+    ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true)
+        .redirectOutput(work.resolve(name + ".log").toFile());
+    Map<String, String> env = pb.environment();
+    env.put("SPARK_HOME", sparkHome.toString());
+    env.put("SPARK_SCALA_VERSION", "2.13");
+    env.put("SPARK_LOCAL_IP", "127.0.0.1");
+    env.put("JAVA_HOME", System.getProperty("java.home"));
+    env.remove("SPARK_CONF_DIR");
+    Process p = pb.start();
+    if (!name.equals("submit") && !name.equals("demo")) {
+      DAEMONS.add(p);
+    }
+    return p;
+  }
+
+  private static void awaitLog(String name, Process process, String line) throws Exception {
+    Path log = work.resolve(name + ".log");
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(90);
+    while (System.nanoTime() < deadline) {
+      if (Files.exists(log) && Files.readString(log).contains(line)) {
+        return;
+      }
+      if (!process.isAlive()) {
+        break;
+      }
+      Thread.sleep(200);
+    }
+    throw new IllegalStateException(name + " did not log '" + line + "':\n"
+        + (Files.exists(log) ? tail(Files.readString(log)) : "(no log)"));
+  }
+
+  private static Path onlyFile(Path dir, String regex) throws IOException {
+    try (Stream<Path> files = Files.list(dir)) {
+      List<Path> found = files.filter(p -> p.getFileName().toString().matches(regex))
+          .collect(Collectors.toList());
+      assertEquals(1, found.size(), "files matching " + regex + " in " + dir + ": " + found);
+      return found.get(0);
+    }
+  }
+
+  private static void deleteRecursively(Path dir) throws IOException {
+    if (Files.exists(dir)) {
+      try (Stream<Path> paths = Files.walk(dir)) {
+        for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).collect(
+            Collectors.toList())) {
+          Files.delete(p);
+        }
+      }
+    }
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0)) {
+      return s.getLocalPort();
+    }
+  }
+
+  private static String tail(String log) {
+    return log.length() <= 6000 ? log : log.substring(log.length() - 6000);
+  }
+}
