@@ -77,7 +77,18 @@ public final class GpuSortPlugin implements SparkPlugin {
 
     @Override
     public Map<String, String> init(SparkContext sc, PluginContext ctx) {
-      SparkConf conf = sc.conf();
+      prepare(sc.conf());
+      return Map.of();
+    }
+
+    /**
+     * Validates the spark.gpusort.* keys of the driver's configuration (an invalid value fails
+     * with the key named; an unknown key is logged) and adds {@link GpuSortExtensions} to {@code
+     * spark.sql.extensions} unless it is there, before any session reads it.
+     *
+     * @throws IllegalArgumentException naming the key and value that are invalid
+     */
+    static void prepare(SparkConf conf) {
       Map<String, String> settings = settings(conf);
       try {
         GpuSortConf.of(settings);
@@ -99,7 +110,6 @@ public final class GpuSortPlugin implements SparkPlugin {
           settings.getOrDefault(GpuSortConf.ENGINE.key(), GpuSortConf.ENGINE.defaultString()),
           Boolean.parseBoolean(settings.getOrDefault(GpuSortConf.SQL_ENABLED.key(), "true"))
               ? "on the engine" : "on Spark's sort", EXTENSIONS_KEY);
-      return Map.of();
     }
 
     @Override
