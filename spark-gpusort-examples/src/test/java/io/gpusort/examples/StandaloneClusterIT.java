@@ -97,14 +97,7 @@ class StandaloneClusterIT {
         "--jars", pluginJar.toAbsolutePath().toString(),
         "--class", "io.gpusort.examples.ClusterCheck", appJar.toAbsolutePath().toString(),
         output.toString(), String.valueOf(ROWS), "2"));
-    Process submit = start("submit", args);
-    boolean finished = submit.waitFor(TIMEOUT_SECONDS, TimeUnit.SECONDS);
-    if (!finished) {
-      submit.destroyForcibly();
-    }
-    String log = Files.readString(work.resolve("submit.log"));
-    assertTrue(finished, "spark-submit timed out:\n" + tail(log));
-    assertEquals(0, submit.exitValue(), "spark-submit failed:\n" + tail(log));
+    String log = submitAndWait("submit", args);
     assertTrue(log.contains("CLUSTER CHECK OK"), tail(log));
     assertTrue(log.contains("GpuSortPlugin") || log.contains("spark-gpusort"), tail(log));
 
@@ -129,7 +122,7 @@ class StandaloneClusterIT {
     // class from the manifest: the demo sorts generated rows with GpuSort.byKey and orderBy on
     // the cluster and compares them.
     Path examplesJar = onlyFile(Path.of("target"), "spark-gpusort-examples-.*\\.jar");
-    Process demo = start("demo", List.of("org.apache.spark.deploy.SparkSubmit",
+    String log = submitAndWait("demo", List.of("org.apache.spark.deploy.SparkSubmit",
         "--master", "spark://127.0.0.1:" + masterPort,
         "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.driver.bindAddress=127.0.0.1",
         "--conf", "spark.ui.enabled=false", "--conf", "spark.cores.max=2",
@@ -137,14 +130,20 @@ class StandaloneClusterIT {
         "--conf", "spark.executor.extraJavaOptions=" + JavaModuleOptions.defaultModuleOptions(),
         examplesJar.toAbsolutePath().toString(), "--demo", "--rows", "20000",
         "--partitions", "4"));
-    boolean finished = demo.waitFor(TIMEOUT_SECONDS, TimeUnit.SECONDS);
-    if (!finished) {
-      demo.destroyForcibly();
-    }
-    String log = Files.readString(work.resolve("demo.log"));
-    assertTrue(finished, "the demo timed out:\n" + tail(log));
-    assertEquals(0, demo.exitValue(), "the demo failed:\n" + tail(log));
     assertTrue(log.contains("check passed"), tail(log));
+  }
+
+  /** Runs a spark-submit to its end; its log, after checking that it exited 0 in time. */
+  private static String submitAndWait(String name, List<String> args) throws Exception {
+    Process process = start(name, args);
+    boolean finished = process.waitFor(TIMEOUT_SECONDS, TimeUnit.SECONDS);
+    if (!finished) {
+      process.destroyForcibly();
+    }
+    String log = Files.readString(work.resolve(name + ".log"));
+    assertTrue(finished, name + " timed out:\n" + tail(log));
+    assertEquals(0, process.exitValue(), name + " failed:\n" + tail(log));
+    return log;
   }
 
   /** Rows of the part files in name order: (k, id) from the columns after {@code skip}. */
