@@ -39,7 +39,12 @@ public final class ClusterCheck {
     int minExecutors = args.length > 2 ? Integer.parseInt(args[2]) : 2;
     SparkSession spark = SparkSession.builder().appName("spark-gpusort cluster check")
         .getOrCreate();
+    // Four partitions out of each sort, so that the sorting stages spread over the executors.
+    spark.conf().set("spark.gpusort.global.partitions", "4");
+    spark.conf().set("spark.sql.shuffle.partitions", "4");
+    spark.conf().set("spark.sql.adaptive.coalescePartitions.enabled", "false");
     try {
+      awaitExecutors(spark, minExecutors);
       Dataset<Row> input = spark.range(0, rows, 1, 6).selectExpr("id",
           "(id * 2654435761) % 1000003 AS k", "concat('r', CAST(id % 101 AS STRING)) AS s");
       input.createOrReplaceTempView("t");
@@ -73,8 +78,28 @@ public final class ClusterCheck {
     }
   }
 
+  /** Waits up to two minutes until {@code count} executors have registered with the driver. */
+  private static void awaitExecutors(SparkSession spark, int count) {
+    long deadline = System.nanoTime() + 120_000_000_000L;
+    // getExecutorMemoryStatus lists the driver's block manager too.
+    while (spark.sparkContext().getExecutorMemoryStatus().size() < count + 1) {
+      if (System.nanoTime() > deadline) {
+        throw new IllegalStateException("only " + (spark.sparkContext()
+            .getExecutorMemoryStatus().size() - 1) + " executors registered, " + count
+            + " wanted");
+      }
+      try {
+        Thread.sleep(200);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException(e);
+      }
+    }
+  }
+
   /**
-   * Every partition sorted, partitions in order, all rows there; the executors the tasks ran on.
+   * Every partition sorted, partitions in order, all rows there; the executors that ran the
+   * final sorting stage (the check runs in that stage's tasks, after the sort).
    * Rows compare by their columns' string forms for the key columns that the query sorts by.
    */
   private static Set<String> checkOrder(Dataset<Row> sorted, long rows, String what) {

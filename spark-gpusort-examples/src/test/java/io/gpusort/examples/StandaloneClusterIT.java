@@ -92,6 +92,12 @@ class StandaloneClusterIT {
         "--conf", "spark.kryo.registrationRequired=true",
         "--conf", "spark.kryo.registrator=io.gpusort.spark.GpuSortKryoRegistrator",
         "--conf", "spark.executor.cores=1", "--conf", "spark.cores.max=2",
+        // Scheduling waits for both executors, so that tasks run on both workers.
+        "--conf", "spark.scheduler.minRegisteredResourcesRatio=1.0",
+        "--conf", "spark.scheduler.maxRegisteredResourcesWaitingTime=120s",
+        // No delay scheduling: reduce tasks that prefer one executor's map output would otherwise
+        // all wait for it, and the check wants both executors to sort.
+        "--conf", "spark.locality.wait=0",
         "--conf", "spark.executor.memory=768m", "--conf", "spark.sql.shuffle.partitions=4",
         "--conf", "spark.executor.extraJavaOptions=" + JavaModuleOptions.defaultModuleOptions(),
         "--jars", pluginJar.toAbsolutePath().toString(),
