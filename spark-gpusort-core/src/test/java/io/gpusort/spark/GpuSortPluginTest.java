@@ -23,13 +23,13 @@ class GpuSortPluginTest {
   @Test
   void driverAddsTheSqlExtensionOnce() {
     SparkConf conf = new SparkConf(false).set("spark.gpusort.engine", "cpu");
-    GpuSortPlugin.Driver.prepare(conf);
+    GpuSortDriverPlugin.prepare(conf);
     assertEquals(EXTENSIONS, conf.get("spark.sql.extensions"));
-    GpuSortPlugin.Driver.prepare(conf);
+    GpuSortDriverPlugin.prepare(conf);
     assertEquals(EXTENSIONS, conf.get("spark.sql.extensions"));
 
     SparkConf other = new SparkConf(false).set("spark.sql.extensions", "com.example.Ext");
-    GpuSortPlugin.Driver.prepare(other);
+    GpuSortDriverPlugin.prepare(other);
     assertEquals("com.example.Ext," + EXTENSIONS, other.get("spark.sql.extensions"));
   }
 
@@ -37,13 +37,13 @@ class GpuSortPluginTest {
   void driverRejectsAnInvalidValueNamingTheKey() {
     SparkConf conf = new SparkConf(false).set("spark.gpusort.chunk.maxBytes", "banana");
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-        () -> GpuSortPlugin.Driver.prepare(conf));
+        () -> GpuSortDriverPlugin.prepare(conf));
     assertTrue(e.getMessage().contains("spark.gpusort.chunk.maxBytes"), e.getMessage());
   }
 
   @Test
   void driverKeepsEachExecutorsReport() {
-    GpuSortPlugin.Driver driver = new GpuSortPlugin.Driver();
+    GpuSortDriverPlugin driver = new GpuSortDriverPlugin();
     GpuSortPlugin.EngineReport report =
         new GpuSortPlugin.EngineReport("exec-test-1", "host-a", "cpu (2 cores)", "");
     assertEquals(Boolean.TRUE, driver.receive(report));
@@ -55,7 +55,7 @@ class GpuSortPluginTest {
   void executorOpensTheEngineReportsItAndRecordsTasks() {
     FakeContext ctx = new FakeContext(new SparkConf(false).set("spark.gpusort.engine", "cpu"),
         Map.of("gpu", new ResourceInformation("gpu", new String[] {"3"})));
-    GpuSortPlugin.Executor executor = new GpuSortPlugin.Executor();
+    GpuSortExecutorPlugin executor = new GpuSortExecutorPlugin();
     executor.init(ctx, Map.of());
 
     assertEquals(1, ctx.sent.size());
