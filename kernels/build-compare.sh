@@ -1,4 +1,4 @@
-# Sourced by build-cuda.sh and build-vulkan.sh: the --check step they share.
+# Sourced by build-cuda.sh and build-vulkan.sh: the steps after the build that they share.
 #
 # compare_build BUILT COMMITTED: compares every file of the fresh build in BUILT with the
 # committed one in COMMITTED; prints each file missing on either side or differing (with the
@@ -16,4 +16,25 @@ compare_build() {
     fi
   done
   return $differences
+}
+
+# finish_build CHECK BUILT COMMITTED EXT WHAT: with CHECK=1, compare_build and exit 0 or 1 (saying
+# that WHAT match their sources); else replace the committed files: those of extension EXT whose
+# source is gone are removed, every built file is copied over.
+finish_build() {
+  local check=$1 built=$2 committed=$3 ext=$4 what=$5 f
+  if [ "$check" = 1 ]; then
+    if compare_build "$built" "$committed"; then
+      echo "committed $what match their sources"
+      exit 0
+    fi
+    exit 1
+  fi
+  mkdir -p "$committed"
+  for f in "$committed"/*."$ext"; do
+    [ -e "$f" ] || continue
+    [ -e "$built/$(basename "$f")" ] || { echo "removing $f (its source is gone)" >&2; rm -f "$f"; }
+  done
+  cp "$built"/* "$committed/"
+  echo "wrote $(ls "$built" | wc -l) files to $committed"
 }

@@ -36,7 +36,7 @@ esac
 
 command -v "$nvcc" >/dev/null 2>&1 || { echo "nvcc not found (install CUDA 13 or set NVCC)" >&2; exit 2; }
 nvcc_version=$("$nvcc" --version | grep '^Cuda compilation tools')
-host_compiler=$(gcc --version | head -n 1)
+host_compiler=$(gcc --version | sed -n 1p)
 
 # Writes OUT_DIR/<name>.fatbin for every source and OUT_DIR/BUILD-INFO.
 build_into() {
@@ -64,20 +64,6 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 build_into "$tmp/out"
 
-if [ $check = 1 ]; then
-  # shellcheck source=build-compare.sh
-  . "$kernels/build-compare.sh"
-  if compare_build "$tmp/out" "$resources"; then
-    echo "committed CUDA binaries match their sources ($nvcc_version)"
-    exit 0
-  fi
-  exit 1
-fi
-
-mkdir -p "$resources"
-for f in "$resources"/*.fatbin; do
-  [ -e "$f" ] || continue
-  [ -e "$tmp/out/$(basename "$f")" ] || { echo "removing $f (its source is gone)" >&2; rm -f "$f"; }
-done
-cp "$tmp"/out/* "$resources/"
-ls -l "$resources" | tail -n +2
+# shellcheck source=build-compare.sh
+. "$kernels/build-compare.sh"
+finish_build "$check" "$tmp/out" "$resources" fatbin "CUDA binaries ($nvcc_version)"

@@ -50,7 +50,7 @@ case "${1:-}" in
 esac
 
 command -v "$glslc" >/dev/null 2>&1 || { echo "glslc not found (apt-get install glslc, or set GLSLC)" >&2; exit 2; }
-glslc_version=$("$glslc" --version | head -n 1)
+glslc_version=$("$glslc" --version | sed -n 1p)
 
 # Writes OUT_DIR/<name>.spv for every variant and OUT_DIR/BUILD-INFO.
 build_into() {
@@ -76,17 +76,6 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 build_into "$tmp/out"
 
-if [ $check = 1 ]; then
-  # shellcheck source=build-compare.sh
-  . "$kernels/build-compare.sh"
-  if compare_build "$tmp/out" "$resources"; then
-    echo "committed SPIR-V matches its sources ($glslc_version)"
-    exit 0
-  fi
-  exit 1
-fi
-
-mkdir -p "$resources"
-rm -f "$resources"/*.spv
-cp "$tmp/out"/* "$resources/"
-echo "wrote $(ls "$tmp/out" | wc -l) files to $resources"
+# shellcheck source=build-compare.sh
+. "$kernels/build-compare.sh"
+finish_build "$check" "$tmp/out" "$resources" spv "SPIR-V modules ($glslc_version)"

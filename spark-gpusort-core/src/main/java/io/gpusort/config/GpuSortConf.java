@@ -122,6 +122,20 @@ public final class GpuSortConf {
     this.raw = raw;
   }
 
+  /** Prefix of every key this project reads. */
+  public static final String PREFIX = "spark.gpusort.";
+
+  /** The entries of {@code all} (a Spark configuration's keys and values) under {@link #PREFIX}. */
+  public static Map<String, String> select(Map<String, String> all) {
+    Map<String, String> selected = new java.util.HashMap<>();
+    for (Map.Entry<String, String> e : all.entrySet()) {
+      if (e.getKey().startsWith(PREFIX)) {
+        selected.put(e.getKey(), e.getValue());
+      }
+    }
+    return Map.copyOf(selected);
+  }
+
   /** Reads values from {@code settings} (key to string value), validating every gpusort key set. */
   public static GpuSortConf of(Map<String, String> settings) {
     GpuSortConf conf = new GpuSortConf(Map.copyOf(settings));

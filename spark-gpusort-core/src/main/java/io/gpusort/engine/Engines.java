@@ -158,33 +158,26 @@ public final class Engines {
 
   private static SortEngine cuda(EngineOptions options) {
     int device = Math.max(0, options.cudaDevice());
-    Algorithm algorithm = options.algorithm();
-    String key = device + "/" + algorithm;
-    synchronized (Engines.class) {
-      SortEngine engine = CUDA.get(key);
-      if (engine == null) {
-        CudaEngine created = new CudaEngine(options.withCudaDevice(device));
-        LOG.info("Sorting on CUDA {} with algorithm {}", created.deviceDescription(),
-            algorithm.name().toLowerCase(java.util.Locale.ROOT));
-        engine = new Shared(created);
-        CUDA.put(key, engine);
-      }
-      return engine;
-    }
+    return cached(CUDA, device + "/" + options.algorithm(), options.algorithm(),
+        () -> new CudaEngine(options.withCudaDevice(device)));
   }
 
   private static SortEngine vulkan(EngineOptions options) {
-    Algorithm algorithm = options.algorithm();
-    String key = options.vulkanDevice() + "/" + options.vulkanAllowSoftware() + "/" + algorithm
-        + "/" + options.vulkanDebug();
+    return cached(VULKAN, options.vulkanDevice() + "/" + options.vulkanAllowSoftware() + "/"
+        + options.algorithm() + "/" + options.vulkanDebug(), options.algorithm(),
+        () -> new VulkanEngine(options));
+  }
+
+  /** The process's engine under {@code key} in {@code cache}, opened (and logged) the first time. */
+  private static SortEngine cached(Map<String, SortEngine> cache, String key, Algorithm algorithm,
+      java.util.function.Supplier<SortEngine> open) {
     synchronized (Engines.class) {
-      SortEngine engine = VULKAN.get(key);
+      SortEngine engine = cache.get(key);
       if (engine == null) {
-        VulkanEngine created = new VulkanEngine(options);
-        LOG.info("Sorting on Vulkan {} with algorithm {}", created.deviceDescription(),
+        engine = new Shared(open.get());
+        LOG.info("Sorting on {} with algorithm {}", describe(engine),
             algorithm.name().toLowerCase(java.util.Locale.ROOT));
-        engine = new Shared(created);
-        VULKAN.put(key, engine);
+        cache.put(key, engine);
       }
       return engine;
     }

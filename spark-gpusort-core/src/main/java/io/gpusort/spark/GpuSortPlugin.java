@@ -1,5 +1,6 @@
 package io.gpusort.spark;
 
+import io.gpusort.config.GpuSortConf;
 import java.io.Serializable;
 import java.util.HashMap;
 import java.util.Map;
@@ -25,8 +26,6 @@ import scala.Tuple2;
  * GpuSortExecutorPlugin}.
  */
 public final class GpuSortPlugin implements SparkPlugin {
-  /** Prefix of the plugin's configuration keys. */
-  static final String PREFIX = "spark.gpusort.";
   static final String EXTENSIONS_KEY = "spark.sql.extensions";
 
   @Override
@@ -50,10 +49,11 @@ public final class GpuSortPlugin implements SparkPlugin {
 
   /** The spark.gpusort.* settings of a Spark configuration. */
   static Map<String, String> settings(SparkConf conf) {
-    Map<String, String> settings = new HashMap<>();
-    for (Tuple2<String, String> kv : conf.getAllWithPrefix(PREFIX)) {
-      settings.put(PREFIX + kv._1(), kv._2());
+    Map<String, String> all = new HashMap<>();
+    for (Tuple2<String, String> kv : conf.getAll()) {
+      all.put(kv._1(), kv._2());
     }
-    return settings;
+    return GpuSortConf.select(all);
   }
+
 }

@@ -4,7 +4,6 @@ import io.gpusort.config.GpuSortConf;
 import io.gpusort.engine.EngineOptions;
 import io.gpusort.engine.Engines;
 import java.io.Serializable;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.spark.sql.Column;
@@ -30,7 +29,6 @@ public final class GpuSortTransform<T> extends AbstractFunction1<Dataset<T>, Dat
     implements Serializable {
   private static final long serialVersionUID = 1L;
   private static final Logger LOG = LoggerFactory.getLogger(GpuSortTransform.class);
-  private static final String PREFIX = "spark.gpusort.";
 
   private final Column[] sortOrders;
   private final boolean global;
@@ -73,15 +71,9 @@ public final class GpuSortTransform<T> extends AbstractFunction1<Dataset<T>, Dat
 
   /** The session's spark.gpusort.* settings. */
   static Map<String, String> gpusortSettings(org.apache.spark.sql.SparkSession session) {
-    Map<String, String> settings = new HashMap<>();
-    Map<String, String> all = CollectionConverters.asJava(session.conf().getAll());
-    for (Map.Entry<String, String> e : all.entrySet()) {
-      if (e.getKey().startsWith(PREFIX)) {
-        settings.put(e.getKey(), e.getValue());
-      }
-    }
-    return Map.copyOf(settings);
+    return GpuSortConf.select(CollectionConverters.asJava(session.conf().getAll()));
   }
+
 
   /** The Sort that orderBy / sortWithinPartitions added: the top one, under any projection. */
   private static Sort findSort(LogicalPlan plan) {

@@ -18,7 +18,7 @@ import scala.jdk.javaapi.CollectionConverters;
  */
 public final class SparkTestSession {
   /** Prefix of every configuration key this project reads. */
-  public static final String GPUSORT_PREFIX = "spark.gpusort.";
+  public static final String GPUSORT_PREFIX = GpuSortConf.PREFIX;
 
   /**
    * The session has the SQL extension (io.gpusort.spark.GpuSortExtensions) with the replacement

@@ -83,27 +83,22 @@ class StandaloneClusterIT {
     // reaches the cluster through the plugin jar alone.
     Path appJar = onlyFile(Path.of("target"), "original-spark-gpusort-examples-.*\\.jar");
     Path output = work.resolve("output");
-    List<String> args = new ArrayList<>(List.of("org.apache.spark.deploy.SparkSubmit",
-        "--master", "spark://127.0.0.1:" + masterPort, "--deploy-mode", "client",
-        "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.driver.bindAddress=127.0.0.1",
-        "--conf", "spark.ui.enabled=false",
+    String log = submitAndWait("submit", List.of(
         "--conf", "spark.plugins=io.gpusort.spark.GpuSortPlugin",
         "--conf", "spark.serializer=org.apache.spark.serializer.KryoSerializer",
         "--conf", "spark.kryo.registrationRequired=true",
         "--conf", "spark.kryo.registrator=io.gpusort.spark.GpuSortKryoRegistrator",
-        "--conf", "spark.executor.cores=1", "--conf", "spark.cores.max=2",
+        "--conf", "spark.executor.cores=1",
         // Scheduling waits for both executors, so that tasks run on both workers.
         "--conf", "spark.scheduler.minRegisteredResourcesRatio=1.0",
         "--conf", "spark.scheduler.maxRegisteredResourcesWaitingTime=120s",
         // No delay scheduling: reduce tasks that prefer one executor's map output would otherwise
         // all wait for it, and the check wants both executors to sort.
         "--conf", "spark.locality.wait=0",
-        "--conf", "spark.executor.memory=768m", "--conf", "spark.sql.shuffle.partitions=4",
-        "--conf", "spark.executor.extraJavaOptions=" + JavaModuleOptions.defaultModuleOptions(),
+        "--conf", "spark.sql.shuffle.partitions=4",
         "--jars", pluginJar.toAbsolutePath().toString(),
         "--class", "io.gpusort.examples.ClusterCheck", appJar.toAbsolutePath().toString(),
         output.toString(), String.valueOf(ROWS), "2"));
-    String log = submitAndWait("submit", args);
     assertTrue(log.contains("CLUSTER CHECK OK"), tail(log));
     assertTrue(log.contains("GpuSortPlugin") || log.contains("spark-gpusort"), tail(log));
 
@@ -128,20 +123,25 @@ class StandaloneClusterIT {
     // class from the manifest: the demo sorts generated rows with GpuSort.byKey and orderBy on
     // the cluster and compares them.
     Path examplesJar = onlyFile(Path.of("target"), "spark-gpusort-examples-.*\\.jar");
-    String log = submitAndWait("demo", List.of("org.apache.spark.deploy.SparkSubmit",
-        "--master", "spark://127.0.0.1:" + masterPort,
-        "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.driver.bindAddress=127.0.0.1",
-        "--conf", "spark.ui.enabled=false", "--conf", "spark.cores.max=2",
-        "--conf", "spark.executor.memory=768m",
-        "--conf", "spark.executor.extraJavaOptions=" + JavaModuleOptions.defaultModuleOptions(),
-        examplesJar.toAbsolutePath().toString(), "--demo", "--rows", "20000",
+    String log = submitAndWait("demo", List.of(examplesJar.toAbsolutePath().toString(), "--demo", "--rows", "20000",
         "--partitions", "4"));
     assertTrue(log.contains("check passed"), tail(log));
   }
 
-  /** Runs a spark-submit to its end; its log, after checking that it exited 0 in time. */
+  /**
+   * Runs spark-submit with {@code args} after the settings every submission here shares (the
+   * cluster, loopback, both workers' cores, executor memory and module options) to its end; its
+   * log, after checking that it exited 0 in time.
+   */
   private static String submitAndWait(String name, List<String> args) throws Exception {
-    Process process = start(name, args);
+    List<String> command = new ArrayList<>(List.of("org.apache.spark.deploy.SparkSubmit",
+        "--master", "spark://127.0.0.1:" + masterPort, "--deploy-mode", "client",
+        "--conf", "spark.driver.host=127.0.0.1", "--conf", "spark.driver.bindAddress=127.0.0.1",
+        "--conf", "spark.ui.enabled=false", "--conf", "spark.cores.max=2",
+        "--conf", "spark.executor.memory=768m",
+        "--conf", "spark.executor.extraJavaOptions=" + JavaModuleOptions.defaultModuleOptions()));
+    command.addAll(args);
+    Process process = start(name, command);
     boolean finished = process.waitFor(TIMEOUT_SECONDS, TimeUnit.SECONDS);
     if (!finished) {
       process.destroyForcibly();

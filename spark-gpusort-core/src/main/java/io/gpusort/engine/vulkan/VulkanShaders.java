@@ -78,6 +78,22 @@ final class VulkanShaders implements AutoCloseable {
     return pipeline;
   }
 
+  /** Keys of one radix scatter block: the ballot-ranking tile where those pipelines are loaded. */
+  int radixTile() {
+    return rankU32 != null ? VulkanTuning.RADIX_RANK_TILE : VulkanTuning.RADIX_TILE;
+  }
+
+  /** The radix pass's per-block counts for 32-bit ({@code narrow}) or 64-bit keys. */
+  VulkanPipeline upsweep(boolean narrow) {
+    return rankU32 != null ? (narrow ? upsweepRankU32 : upsweepRankU64)
+        : (narrow ? upsweepU32 : upsweepU64);
+  }
+
+  /** The radix pass's scatter, matching {@link #upsweep} and {@link #radixTile}. */
+  VulkanPipeline scatter(boolean narrow) {
+    return rankU32 != null ? (narrow ? rankU32 : rankU64) : (narrow ? scatterU32 : scatterU64);
+  }
+
   /** Push constants in the shaders' layout: addresses first, then 32-bit words. */
   static ByteBuffer push(long[] addresses, int... words) {
     ByteBuffer b = ByteBuffer.allocate(8 * addresses.length + 4 * words.length)

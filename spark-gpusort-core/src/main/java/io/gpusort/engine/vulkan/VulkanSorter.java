@@ -392,20 +392,15 @@ final class VulkanSorter {
 
     private VulkanBuffer radix(VulkanBuffer[] keyPair, VulkanBuffer valsIn, VulkanBuffer valsOut,
         int word, int[] passes) {
-      boolean ranking = shaders.rankU32 != null;
-      int numBlocks = groups(n, ranking ? VulkanTuning.RADIX_RANK_TILE : VulkanTuning.RADIX_TILE);
+      int numBlocks = groups(n, shaders.radixTile());
       int numChunks = groups(numBlocks, VulkanTuning.RADIX_SCAN_CHUNK);
       int digits = VulkanTuning.RADIX_DIGITS;
       if (counts == null) {
         counts = buffer(4L * digits * numBlocks, BufferKind.DEVICE);
         chunkSums = buffer(4L * digits * numChunks, BufferKind.DEVICE);
       }
-      VulkanPipeline upsweep = ranking
-          ? (narrow ? shaders.upsweepRankU32 : shaders.upsweepRankU64)
-          : (narrow ? shaders.upsweepU32 : shaders.upsweepU64);
-      VulkanPipeline scatter = ranking
-          ? (narrow ? shaders.rankU32 : shaders.rankU64)
-          : (narrow ? shaders.scatterU32 : shaders.scatterU64);
+      VulkanPipeline upsweep = shaders.upsweep(narrow);
+      VulkanPipeline scatter = shaders.scatter(narrow);
       int positions = narrow ? NARROW_POSITIONS : WORD_POSITIONS;
       int cur = 0;
       VulkanBuffer vIn = valsIn;
