@@ -18,14 +18,14 @@ compare_build() {
   return $differences
 }
 
-# finish_build CHECK BUILT COMMITTED EXT WHAT: with CHECK=1, compare_build and exit 0 or 1 (saying
-# that WHAT match their sources); else replace the committed files: those of extension EXT whose
+# finish_build CHECK BUILT COMMITTED EXT MESSAGE: with CHECK=1, compare_build and exit 0 (printing
+# MESSAGE) or 1; else replace the committed files: those of extension EXT whose
 # source is gone are removed, every built file is copied over.
 finish_build() {
-  local check=$1 built=$2 committed=$3 ext=$4 what=$5 f
+  local check=$1 built=$2 committed=$3 ext=$4 message=$5 f
   if [ "$check" = 1 ]; then
     if compare_build "$built" "$committed"; then
-      echo "committed $what match their sources"
+      echo "$message"
       exit 0
     fi
     exit 1

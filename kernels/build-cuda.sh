@@ -66,4 +66,5 @@ build_into "$tmp/out"
 
 # shellcheck source=build-compare.sh
 . "$kernels/build-compare.sh"
-finish_build "$check" "$tmp/out" "$resources" fatbin "CUDA binaries ($nvcc_version)"
+finish_build "$check" "$tmp/out" "$resources" fatbin \
+  "committed CUDA binaries match their sources ($nvcc_version)"

@@ -78,4 +78,4 @@ build_into "$tmp/out"
 
 # shellcheck source=build-compare.sh
 . "$kernels/build-compare.sh"
-finish_build "$check" "$tmp/out" "$resources" spv "SPIR-V modules ($glslc_version)"
+finish_build "$check" "$tmp/out" "$resources" spv "committed SPIR-V matches its sources ($glslc_version)"
