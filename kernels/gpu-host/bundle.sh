@@ -5,9 +5,12 @@
 # separate jars: the bundle carries junit-platform-console-standalone instead, of the JUnit
 # platform version the build uses.
 #
-#   kernels/gpu-host/bundle.sh [--no-build]
+#   kernels/gpu-host/bundle.sh [--no-build] [--spark]
 #
 # Without --no-build it first runs `mvn -B -o -q -DskipTests package` at the repository root.
+# --spark keeps Spark and every other provided jar (less rocksdbjni, which no run here uses) and
+# adds the thin examples jar, for plugin-run.sh: a standalone cluster on the GPU host. That makes
+# three or four parts instead of one.
 # The parts are written by make-bundle.sh (shared/gpu-host/; MAKE_BUNDLE to use another copy); see
 # kernels/gpu-host/README.md for the device commands that stage and run them.
 set -euo pipefail
@@ -17,11 +20,13 @@ make_bundle=${MAKE_BUNDLE:-$repo/../shared/gpu-host/make-bundle.sh}
 out="$repo/.gpu-bundle"
 
 build=1
+spark=0
 for arg in "$@"; do
   case "$arg" in
     --no-build) build=0 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
-    *) echo "unknown argument: $arg (use --no-build or nothing)" >&2; exit 2 ;;
+    --spark) spark=1 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    *) echo "unknown argument: $arg (use --no-build, --spark or nothing)" >&2; exit 2 ;;
   esac
 done
 [ -f "$make_bundle" ] || {
@@ -35,8 +40,12 @@ fi
 # Project classes: the kernels' binaries, the engines, the engine tests, the benchmark.
 project=(kernels/target/classes spark-gpusort-core/target/classes
   spark-gpusort-core/target/test-classes spark-gpusort-examples/target/classes)
+if [ $spark = 1 ]; then
+  # The application jar spark-submit is given (its classes also reach executors on the classpath).
+  project+=("$(ls spark-gpusort-examples/target/original-spark-gpusort-examples-*.jar)")
+fi
 for dir in "${project[@]}"; do
-  [ -d "$dir" ] || { echo "$dir is missing: build first (drop --no-build)" >&2; exit 2; }
+  [ -e "$dir" ] || { echo "$dir is missing: build first (drop --no-build)" >&2; exit 2; }
 done
 
 # Third-party jars of the core's tests, less the project's own modules (their class folders are
@@ -68,8 +77,11 @@ while read -r line; do
     # the console launcher brings JUnit, its engines and their few dependencies
     org.junit.*|org.opentest4j|org.apiguardian) continue ;;
   esac
-  if [ "$scope" = provided ] && [[ "$provided_kept" != *" $group:$artifact "* ]]; then continue; fi
+  if [ "$scope" = provided ] && [ $spark = 0 ] && [[ "$provided_kept" != *" $group:$artifact "* ]]; then
+    continue
+  fi
   case "$name" in
+    rocksdbjni-*.jar) continue ;;
     # natives for platforms other than the GPU host's (Linux x86-64)
     *windows*|*macos*|*apple*|*linux-aarch64*|*linux-arm*|*linux-ppc*|*linux-riscv*) continue ;;
   esac

@@ -6,6 +6,8 @@
 # each timed sort (--warmup-keys, 4e9 by default on hardware).
 set -uo pipefail
 out=$1
+# Any part's host.sh runs the bundle once every part is staged (part-1 alone without Spark).
+host_sh=$(ls .gpu-bundle/part-*/host.sh | head -n 1)
 sizes=${SIZES:-1e7,1e8}
 for f in .gl/*.deb; do dpkg -x "$f" /; done
 ldconfig
@@ -32,7 +34,7 @@ trap 'kill $clocks 2>/dev/null' EXIT
 export VK_LOADER_DEBUG=${VK_LOADER_DEBUG:-error}
 (cd kernels/bench && nvcc -O3 -std=c++17 -arch=sm_90 -o /tmp/sb sort_bench.cu) > "$out/build.txt" 2>&1 &
 build=$!
-bash .gpu-bundle/part-1/host.sh run -- java -Xmx32g org.junit.platform.console.ConsoleLauncher \
+bash "$host_sh" run -- java -Xmx32g org.junit.platform.console.ConsoleLauncher \
   execute --disable-banner --disable-ansi-colors --select-package io.gpusort.engine.vulkan \
   --include-tag vulkan --reports-dir "$out/junit" --details tree > "$out/vulkan-tests.txt" 2>&1
 echo "vulkan tests exit $?"
@@ -47,7 +49,7 @@ baselines=$(awk -F'|' '$5 ~ /^ *cub *$/ && $3 ~ /random/ {
     printf "%s%s-pairs@%s=%s", sep, $2, $4, $6; sep = "," }' "$out/bench.txt")
 echo "CUB baselines: $baselines"
 sed -n '/^| keys/,$p' "$out/bench.txt" | grep -E "random" | grep -vE "40-bit" | cut -c1-120
-bash .gpu-bundle/part-1/host.sh run -- java -Xmx64g ${BENCH_JAVA_OPTS:-} io.gpusort.examples.VulkanBenchmark \
+bash "$host_sh" run -- java -Xmx64g ${BENCH_JAVA_OPTS:-} io.gpusort.examples.VulkanBenchmark \
   --sizes "$sizes" --reps ${REPS:-5} --baseline "$baselines" > "$out/vulkan-benchmark.txt" 2>&1
 echo "vulkan benchmark exit $?"
 
