@@ -18,7 +18,7 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 
 /**
- * The CPU engine of GpuSort against Spark's own sort, measured in the same run on the same cached
+ * An engine of GpuSort (the CPU engine unless {@code --engine} says) against Spark's own sort, measured in the same run on the same cached
  * input: {@link GpuSort#byKey} (in both {@code spark.gpusort.global.mode}s) against
  * {@code Dataset.orderBy}, and {@link GpuSort#withinPartitions} against
  * {@code sortWithinPartitions}. Each run is a noop write of the sorted rows; the cases take turns
@@ -26,12 +26,15 @@ import org.apache.spark.sql.SparkSession;
  *
  * <pre>{@code
  * spark-submit --driver-memory 8g --class io.gpusort.examples.SortBenchmark \
- *     spark-gpusort-examples-<version>.jar [--rows 10000000] [--reps 5] [--partitions N]
+ *     spark-gpusort-examples-<version>.jar [--rows 10000000] [--reps 5] [--partitions N] \
+ *     [--engine cpu]
  * }</pre>
  *
  * <p>Options: {@code --rows} (default 10,000,000), {@code --reps} timed repetitions after one
  * warm-up (default 5), {@code --master} (default: spark-submit's, else local[2]),
- * {@code --partitions} of the generated input (default: the master's default parallelism).
+ * {@code --partitions} of the generated input (default: the master's default parallelism),
+ * {@code --engine} of GpuSort's cases ({@code spark.gpusort.engine}: cpu, the default, cuda,
+ * vulkan or auto).
  * Rows are a random long key and two long payload columns.
  */
 public final class SortBenchmark {
@@ -45,12 +48,14 @@ public final class SortBenchmark {
   private final int reps;
   private final String master;
   private final int partitions;
+  private final String engine;
 
-  private SortBenchmark(long numRows, int reps, String master, int partitions) {
+  private SortBenchmark(long numRows, int reps, String master, int partitions, String engine) {
     this.numRows = numRows;
     this.reps = reps;
     this.master = master;
     this.partitions = partitions;
+    this.engine = engine;
   }
 
   public static void main(String[] argv) {
@@ -77,6 +82,7 @@ public final class SortBenchmark {
     long reps = 5;
     String master = null;
     long partitions = 0;
+    String engine = "cpu";
     for (int i = 0; i < argv.length; i += 2) {
       String option = argv[i];
       if (i + 1 >= argv.length) {
@@ -88,12 +94,13 @@ public final class SortBenchmark {
         case "--reps" -> reps = positive(option, value);
         case "--partitions" -> partitions = positive(option, value);
         case "--master" -> master = value;
+        case "--engine" -> engine = GpuSortConf.ENGINE.parse(value).name().toLowerCase(Locale.ROOT);
         default -> throw new IllegalArgumentException("unknown option '" + option
-            + "'; options are --rows, --reps, --master, --partitions");
+            + "'; options are --rows, --reps, --master, --partitions, --engine");
       }
     }
     return new SortBenchmark(rows, (int) Math.min(reps, 1000), master,
-        (int) Math.min(partitions, Integer.MAX_VALUE));
+        (int) Math.min(partitions, Integer.MAX_VALUE), engine);
   }
 
   private static long positive(String option, String value) {
@@ -111,8 +118,8 @@ public final class SortBenchmark {
 
   void run(SparkSession spark, PrintStream out) {
     int numPartitions = partitions > 0 ? partitions : spark.sparkContext().defaultParallelism();
-    // The benchmark measures the CPU engine; the global mode is set per case.
-    spark.conf().set(GpuSortConf.ENGINE.key(), "cpu");
+    // One engine for every GpuSort case; the global mode is set per case.
+    spark.conf().set(GpuSortConf.ENGINE.key(), engine);
     Dataset<Row> input = ExampleRuntime.cacheUncompressed(spark, spark.range(0, numRows, 1,
         numPartitions).select(xxhash64(col("id")).as(KEY), col("id").as("p1"),
             xxhash64(col("id"), lit(1)).as("p2")));
