@@ -8,7 +8,6 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -16,7 +15,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
@@ -64,7 +62,7 @@ class KernelBinariesTest {
   /** A source or header edited after the last build means the committed binaries are stale. */
   @Test
   void buildInfoRecordsTheCurrentSources() throws IOException {
-    Map<String, String> current = sourceDigests();
+    Map<String, String> current = KernelsModule.sourceDigests("cuda");
     Optional<BuildInfo> info = BuildInfo.read(COMMITTED_DIR.resolve("BUILD-INFO"));
     if (info.isEmpty()) {
       assertTrue(kernelNames(SOURCE_DIR, ".cu").isEmpty(),
@@ -198,23 +196,6 @@ class KernelBinariesTest {
     return names;
   }
 
-  /** SHA-256 of every file in cuda/, keyed as BUILD-INFO names them ({@code cuda/<file>}). */
-  private static Map<String, String> sourceDigests() throws IOException {
-    Map<String, String> digests = new TreeMap<>();
-    if (!Files.isDirectory(SOURCE_DIR)) {
-      return digests;
-    }
-    try (Stream<Path> files = Files.list(SOURCE_DIR)) {
-      for (Path file : (Iterable<Path>) files::iterator) {
-        String name = file.getFileName().toString();
-        if (Files.isRegularFile(file) && !name.startsWith(".")) {
-          digests.put("cuda/" + name, KernelsModule.sha256(Files.readAllBytes(file)));
-        }
-      }
-    }
-    return digests;
-  }
-
   /** The first output line of {@code command} that starts with {@code prefix}, or "" if none. */
   private static String firstLine(List<String> command, String prefix) {
     try {
@@ -224,37 +205,21 @@ class KernelBinariesTest {
     }
   }
 
-  /** BUILD-INFO as build-cuda.sh writes it: {@code key: value} lines, {@code #} comments. */
+  /** BUILD-INFO as build-cuda.sh writes it. */
   private record BuildInfo(String nvccVersion, String hostCompiler, String flags,
       Map<String, String> sourceDigests) {
     static Optional<BuildInfo> read(Path file) throws IOException {
       if (!Files.isRegularFile(file)) {
         return Optional.empty();
       }
-      Map<String, String> values = new TreeMap<>();
-      Map<String, String> sources = new TreeMap<>();
-      for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
-        int colon = line.indexOf(": ");
-        if (line.startsWith("#") || colon < 0) {
-          continue;
-        }
-        String key = line.substring(0, colon);
-        String value = line.substring(colon + 2).trim();
-        if (key.equals("source")) {
-          String[] pathAndDigest = value.split(" ");
-          sources.put(pathAndDigest[0], pathAndDigest[1]);
-        } else {
-          values.put(key, value);
-        }
-      }
+      KernelsModule.BuildInfoLines lines = KernelsModule.BuildInfoLines.read(file);
       for (String key : List.of("nvcc", "host-compiler", "flags")) {
-        if (!values.containsKey(key)) {
+        if (lines.value(key) == null) {
           throw new IllegalStateException(file + " has no '" + key + ":' line" + FIX);
         }
       }
-      return Optional.of(
-          new BuildInfo(values.get("nvcc"), values.get("host-compiler"), values.get("flags"),
-              sources));
+      return Optional.of(new BuildInfo(lines.value("nvcc"), lines.value("host-compiler"),
+          lines.value("flags"), lines.sources()));
     }
   }
 }

@@ -13,11 +13,18 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 
-/** What the kernel-binary tests share: the module folder, tools on PATH, running them, digests. */
+/**
+ * What the kernel-binary tests share: the module folder, tools on PATH, running them, digests,
+ * and BUILD-INFO as the build scripts write it.
+ */
 final class KernelsModule {
   /** The kernels module folder (where build-cuda.sh and build-vulkan.sh are). */
   static final Path DIR = find();
@@ -104,6 +111,59 @@ final class KernelsModule {
       return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);
+    }
+  }
+
+  /**
+   * SHA-256 of every file in the module's {@code dir}/ (dot files aside), keyed as BUILD-INFO
+   * names them ({@code dir/<file>}); empty where the folder is missing.
+   */
+  static Map<String, String> sourceDigests(String dir) throws IOException {
+    Map<String, String> digests = new TreeMap<>();
+    Path folder = DIR.resolve(dir);
+    if (!Files.isDirectory(folder)) {
+      return digests;
+    }
+    try (Stream<Path> files = Files.list(folder)) {
+      for (Path file : (Iterable<Path>) files::iterator) {
+        String name = file.getFileName().toString();
+        if (Files.isRegularFile(file) && !name.startsWith(".")) {
+          digests.put(dir + "/" + name, sha256(Files.readAllBytes(file)));
+        }
+      }
+    }
+    return digests;
+  }
+
+  /**
+   * A BUILD-INFO file: its {@code key: value} lines ({@code #} comments aside) by key, in file
+   * order, and its {@code source: <path> <sha256>} lines as {@code sources}.
+   */
+  record BuildInfoLines(Map<String, List<String>> values, Map<String, String> sources) {
+    static BuildInfoLines read(Path file) throws IOException {
+      Map<String, List<String>> values = new LinkedHashMap<>();
+      Map<String, String> sources = new TreeMap<>();
+      for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+        int colon = line.indexOf(": ");
+        if (line.startsWith("#") || colon < 0) {
+          continue;
+        }
+        String key = line.substring(0, colon);
+        String value = line.substring(colon + 2).trim();
+        if (key.equals("source")) {
+          String[] pathAndDigest = value.split(" ");
+          sources.put(pathAndDigest[0], pathAndDigest[1]);
+        } else {
+          values.computeIfAbsent(key, k -> new ArrayList<>()).add(value);
+        }
+      }
+      return new BuildInfoLines(values, sources);
+    }
+
+    /** The first value of {@code key}, or null where BUILD-INFO has no such line. */
+    String value(String key) {
+      List<String> all = values.get(key);
+      return all == null ? null : all.get(0);
     }
   }
 }

@@ -5,14 +5,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
@@ -65,15 +63,7 @@ class VulkanBinariesTest {
   @Test
   void buildInfoRecordsTheCurrentSources() throws IOException {
     Map<String, String> recorded = BuildInfo.read(COMMITTED_DIR.resolve("BUILD-INFO")).sources();
-    Map<String, String> current = new TreeMap<>();
-    try (Stream<Path> files = Files.list(SOURCE_DIR)) {
-      for (Path file : (Iterable<Path>) files::iterator) {
-        String name = file.getFileName().toString();
-        if (Files.isRegularFile(file) && !name.startsWith(".")) {
-          current.put("vulkan/" + name, KernelsModule.sha256(Files.readAllBytes(file)));
-        }
-      }
-    }
+    Map<String, String> current = KernelsModule.sourceDigests("vulkan");
     assertEquals(recorded, current, "Vulkan sources differ from those the committed SPIR-V was"
         + " built from" + FIX);
   }
@@ -116,28 +106,14 @@ class VulkanBinariesTest {
       Map<String, String> sources) {
     static BuildInfo read(Path file) throws IOException {
       assertTrue(Files.isRegularFile(file), "no " + file + FIX);
-      String glslc = null;
-      List<String> variants = new ArrayList<>();
-      Map<String, String> sources = new TreeMap<>();
-      for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
-        int colon = line.indexOf(": ");
-        if (line.startsWith("#") || colon < 0) {
-          continue;
-        }
-        String key = line.substring(0, colon);
-        String value = line.substring(colon + 2).trim();
-        switch (key) {
-          case "glslc" -> glslc = value;
-          case "variant" -> variants.add(value.substring(0, value.indexOf(':')));
-          case "source" -> {
-            String[] pathAndDigest = value.split(" ");
-            sources.put(pathAndDigest[0], pathAndDigest[1]);
-          }
-          default -> { }
-        }
-      }
+      KernelsModule.BuildInfoLines lines = KernelsModule.BuildInfoLines.read(file);
+      String glslc = lines.value("glslc");
       assertTrue(glslc != null, file + " has no 'glslc:' line" + FIX);
-      return new BuildInfo(glslc, variants, sources);
+      List<String> variants = new ArrayList<>();
+      for (String variant : lines.values().getOrDefault("variant", List.of())) {
+        variants.add(variant.substring(0, variant.indexOf(':')));
+      }
+      return new BuildInfo(glslc, variants, lines.sources());
     }
   }
 }

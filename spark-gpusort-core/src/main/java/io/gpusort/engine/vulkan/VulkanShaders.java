@@ -14,17 +14,18 @@ import java.util.List;
 final class VulkanShaders implements AutoCloseable {
   final VulkanPipeline histU32;
   final VulkanPipeline histU64;
-  final VulkanPipeline upsweepU32;
-  final VulkanPipeline upsweepU64;
   final VulkanPipeline reduce;
   final VulkanPipeline scan;
-  final VulkanPipeline scatterU32;
-  final VulkanPipeline scatterU64;
-  /** The ballot-ranking pass and its per-block histogram; null where the device cannot run it. */
-  final VulkanPipeline upsweepRankU32;
-  final VulkanPipeline upsweepRankU64;
-  final VulkanPipeline rankU32;
-  final VulkanPipeline rankU64;
+  /**
+   * The radix pass's per-block counts and scatter, of one method: ranking with subgroup ballots
+   * (tiles of {@link VulkanTuning#RADIX_RANK_TILE}) where the device can, else the two-bit-split
+   * scatter ({@link VulkanTuning#RADIX_TILE}).
+   */
+  private final VulkanPipeline upsweepU32;
+  private final VulkanPipeline upsweepU64;
+  private final VulkanPipeline scatterU32;
+  private final VulkanPipeline scatterU64;
+  private final int radixTile;
   final VulkanPipeline blockSortU32;
   final VulkanPipeline blockSortU64;
   final VulkanPipeline mergeU32;
@@ -33,22 +34,27 @@ final class VulkanShaders implements AutoCloseable {
   final VulkanPipeline gather;
   private final List<VulkanPipeline> all = new ArrayList<>();
 
-  /** With {@code ranking}, also the ballot-ranking pipelines (the device must support them). */
+  /** With {@code ranking}, radix passes rank with subgroup ballots (the device must support it). */
   VulkanShaders(VulkanContext context, boolean ranking) {
     boolean done = false;
     try {
       histU32 = make(context, "radix_hist_u32", 2, 2);
       histU64 = make(context, "radix_hist_u64", 2, 2);
-      upsweepU32 = make(context, "radix_upsweep_u32", 2, 3);
-      upsweepU64 = make(context, "radix_upsweep_u64", 2, 3);
       reduce = make(context, "radix_reduce", 2, 3);
       scan = make(context, "radix_scan", 3, 3);
-      scatterU32 = make(context, "radix_scatter_u32", 5, 4);
-      scatterU64 = make(context, "radix_scatter_u64", 5, 4);
-      upsweepRankU32 = ranking ? make(context, "radix_upsweep_rank_u32", 2, 3) : null;
-      upsweepRankU64 = ranking ? make(context, "radix_upsweep_rank_u64", 2, 3) : null;
-      rankU32 = ranking ? make(context, "radix_rank_u32", 5, 4, true) : null;
-      rankU64 = ranking ? make(context, "radix_rank_u64", 5, 4, true) : null;
+      if (ranking) {
+        upsweepU32 = make(context, "radix_upsweep_rank_u32", 2, 3);
+        upsweepU64 = make(context, "radix_upsweep_rank_u64", 2, 3);
+        scatterU32 = make(context, "radix_rank_u32", 5, 4, true);
+        scatterU64 = make(context, "radix_rank_u64", 5, 4, true);
+        radixTile = VulkanTuning.RADIX_RANK_TILE;
+      } else {
+        upsweepU32 = make(context, "radix_upsweep_u32", 2, 3);
+        upsweepU64 = make(context, "radix_upsweep_u64", 2, 3);
+        scatterU32 = make(context, "radix_scatter_u32", 5, 4);
+        scatterU64 = make(context, "radix_scatter_u64", 5, 4);
+        radixTile = VulkanTuning.RADIX_TILE;
+      }
       blockSortU32 = make(context, "oddeven_block_u32", 4, 3);
       blockSortU64 = make(context, "oddeven_block_u64", 4, 3);
       mergeU32 = make(context, "oddeven_merge_u32", 4, 3);
@@ -78,20 +84,19 @@ final class VulkanShaders implements AutoCloseable {
     return pipeline;
   }
 
-  /** Keys of one radix scatter block: the ballot-ranking tile where those pipelines are loaded. */
+  /** Keys of one radix scatter block, of the method {@link #upsweep} and {@link #scatter} run. */
   int radixTile() {
-    return rankU32 != null ? VulkanTuning.RADIX_RANK_TILE : VulkanTuning.RADIX_TILE;
+    return radixTile;
   }
 
   /** The radix pass's per-block counts for 32-bit ({@code narrow}) or 64-bit keys. */
   VulkanPipeline upsweep(boolean narrow) {
-    return rankU32 != null ? (narrow ? upsweepRankU32 : upsweepRankU64)
-        : (narrow ? upsweepU32 : upsweepU64);
+    return narrow ? upsweepU32 : upsweepU64;
   }
 
   /** The radix pass's scatter, matching {@link #upsweep} and {@link #radixTile}. */
   VulkanPipeline scatter(boolean narrow) {
-    return rankU32 != null ? (narrow ? rankU32 : rankU64) : (narrow ? scatterU32 : scatterU64);
+    return narrow ? scatterU32 : scatterU64;
   }
 
   /** Push constants in the shaders' layout: addresses first, then 32-bit words. */
