@@ -101,8 +101,11 @@ public final class GpuSortConf {
           + "partition on the engine; merge = sort each input partition on the engine, "
           + "range-shuffle the sorted runs, then k-way merge them on the host.");
 
+  /** The most output partitions {@link #OUTPUT_PARTITIONS} accepts. */
+  public static final int MAX_OUTPUT_PARTITIONS = 1 << 20;
+
   public static final ConfEntry<Integer> OUTPUT_PARTITIONS = intEntry(
-      "spark.gpusort.global.partitions", 0, 0, 1 << 20,
+      "spark.gpusort.global.partitions", 0, 0, MAX_OUTPUT_PARTITIONS,
       "Number of output partitions of byKey; 0 chooses from the data size: one per "
           + "spark.sql.adaptive.advisoryPartitionSizeInBytes of input, at most "
           + "spark.sql.shuffle.partitions.");
