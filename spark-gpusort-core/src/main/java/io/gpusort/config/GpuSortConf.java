@@ -92,8 +92,10 @@ public final class GpuSortConf {
 
   public static final ConfEntry<Long> CHUNK_BYTES = bytesEntry("spark.gpusort.chunk.maxBytes",
       256L << 20, 1L << 10, 1L << 40,
-      "Memory budget of one engine call: a partition whose rows take more bytes than this is "
-          + "sorted in several chunks, whose sorted runs are then merged on the host.");
+      "Most bytes of rows and their keys sorted by one engine call: a partition larger than this "
+          + "is sorted in several runs, merged by key as the output is read. Memory is also bounded "
+          + "by Spark's execution memory: when the task cannot get more, the runs held so far are "
+          + "written to local disk (spilled) and merged back at the end.");
 
   public static final ConfEntry<GlobalMode> GLOBAL_MODE = enumEntry("spark.gpusort.global.mode",
       GlobalMode.class, GlobalMode.SORT,
@@ -118,6 +120,17 @@ public final class GpuSortConf {
       "spark.gpusort.key.stringPrefixBytes", 16, 1, 256,
       "Bytes of a string or binary key sorted on the engine; rows whose prefixes tie are ordered "
           + "exactly on the host.");
+
+  public static final ConfEntry<Long> POOL_MAX_IDLE_BYTES = bytesEntry(
+      "spark.gpusort.memory.poolMaxIdleBytes", 512L << 20, 0L, 1L << 44,
+      "Native host memory (plain and page-locked together) that an executor keeps idle between "
+          + "sorts for reuse, outside Spark's execution memory; a buffer released beyond this is "
+          + "freed at once. 0 keeps none.");
+
+  public static final ConfEntry<Long> POOL_IDLE_TIMEOUT = timeEntry(
+      "spark.gpusort.memory.poolIdleTimeout", 30_000L, 0L, 1L << 40,
+      "How long an executor's idle native host memory is kept once no sort uses it; then it is "
+          + "given back to the operating system.");
 
   private final Map<String, String> raw;
 
@@ -194,6 +207,14 @@ public final class GpuSortConf {
         GpuSortConf::formatBytes));
   }
 
+  /** A duration in milliseconds, written as Spark writes them: 500ms, 30s, 5min, 1h. */
+  private static ConfEntry<Long> timeEntry(String key, long dfltMillis, long minMillis,
+      long maxMillis, String doc) {
+    return register(new ConfEntry<>(key, "time", dfltMillis, doc, GpuSortConf::parseMillis,
+        v -> v >= minMillis && v <= maxMillis, "a duration such as 500ms, 30s or 5min",
+        GpuSortConf::formatMillis));
+  }
+
   private static <E extends Enum<E>> ConfEntry<E> enumEntry(String key, Class<E> type, E dflt,
       String doc) {
     List<String> names = new ArrayList<>();
@@ -217,6 +238,37 @@ public final class GpuSortConf {
       }
     }
     return Long.toString(bytes);
+  }
+
+  /** Writes a duration the way {@link #parseMillis} reads it, in the largest exact unit. */
+  static String formatMillis(long millis) {
+    String[] units = {"h", "min", "s"};
+    long[] sizes = {3_600_000L, 60_000L, 1000L};
+    for (int i = 0; i < units.length; i++) {
+      if (millis >= sizes[i] && millis % sizes[i] == 0) {
+        return millis / sizes[i] + units[i];
+      }
+    }
+    return millis + "ms";
+  }
+
+  /** Parses durations as Spark writes them: a number and ms, s, m or min, h or d; bare means ms. */
+  static long parseMillis(String s) {
+    String lower = s.toLowerCase(Locale.ROOT).trim();
+    int split = 0;
+    while (split < lower.length() && Character.isDigit(lower.charAt(split))) {
+      split++;
+    }
+    long value = Long.parseLong(lower.substring(0, split));
+    long unit = switch (lower.substring(split).trim()) {
+      case "", "ms" -> 1L;
+      case "s" -> 1000L;
+      case "m", "min" -> 60_000L;
+      case "h" -> 3_600_000L;
+      case "d" -> 86_400_000L;
+      default -> throw new IllegalArgumentException("unknown time unit in " + s);
+    };
+    return Math.multiplyExact(value, unit);
   }
 
   /** Parses sizes as Spark writes them: a number with an optional b, k, m, g or t suffix. */

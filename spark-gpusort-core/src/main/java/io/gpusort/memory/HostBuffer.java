@@ -23,8 +23,8 @@ public final class HostBuffer implements AutoCloseable {
   }
 
   /**
-   * A buffer of at least {@code sizeBytes} from the process-wide pool, uninitialised; closing it
-   * gives the memory back to the pool. For the working buffers of each sort: memory the process
+   * A buffer of {@link #sizeClassBytes}({@code sizeBytes}) from the process-wide pool,
+   * uninitialised; closing it gives the memory back to the pool. For the working buffers of each sort: memory the process
    * has touched once is much cheaper to use again than fresh pages (measured on the 2-core CI
    * machines: about 40 us per fresh 4 KiB page, 1 s for the 240 MB of a 10M-row sort).
    */
@@ -53,18 +53,57 @@ public final class HostBuffer implements AutoCloseable {
   }
 
   /**
-   * Makes {@link #acquireTransferable} take page-locked memory from {@code allocator}, keeping at
-   * most {@code maxIdleBytes} of it for reuse. The first registration wins; later calls return
-   * false and change nothing.
+   * Makes {@link #acquireTransferable} take page-locked memory from {@code allocator}, kept idle
+   * for reuse within the same limit as the plain pool ({@link #configurePools}). The first
+   * registration wins; later calls return false and change nothing.
    */
-  public static boolean usePinnedAllocator(NativeAllocator allocator, long maxIdleBytes) {
+  public static boolean usePinnedAllocator(NativeAllocator allocator) {
     synchronized (HostBufferPool.class) {
       if (HostBufferPool.pinned != null) {
         return false;
       }
-      HostBufferPool.pinned = new HostBufferPool(allocator, maxIdleBytes);
+      HostBufferPool.pinned = HostBufferPool.watched(new HostBufferPool(allocator,
+          IdleLimit.PROCESS));
       return true;
     }
+  }
+
+  /**
+   * Bounds the memory this process's pools (plain and page-locked together) keep idle for reuse
+   * to {@code maxIdleBytes}, and frees a pool's idle memory once it has not been used for
+   * {@code idleTimeoutMillis}. Lowering the bound frees the idle memory now.
+   */
+  public static void configurePools(long maxIdleBytes, long idleTimeoutMillis) {
+    IdleLimit limit = IdleLimit.PROCESS;
+    boolean lowered = maxIdleBytes < limit.maxIdleBytes();
+    limit.set(maxIdleBytes, idleTimeoutMillis);
+    if (lowered || maxIdleBytes < limit.idleBytes()) {
+      HostBufferPool.trimWatched();
+    }
+  }
+
+  /** Bytes this process's pools keep idle now, plain and page-locked together. */
+  public static long pooledIdleBytes() {
+    return IdleLimit.PROCESS.idleBytes();
+  }
+
+  /** The bound set by {@link #configurePools}. */
+  public static long poolMaxIdleBytes() {
+    return IdleLimit.PROCESS.maxIdleBytes();
+  }
+
+  /** Frees the idle memory of this process's pools now. */
+  public static void trimPools() {
+    HostBufferPool.trimWatched();
+  }
+
+  /**
+   * The size of the buffer that {@link #acquire} or {@link #acquireTransferable} returns for
+   * {@code sizeBytes}: what a caller that accounts memory reserves before taking one.
+   */
+  public static long sizeClassBytes(long sizeBytes) {
+    checkSize(sizeBytes);
+    return HostBufferPool.sizeClass(sizeBytes);
   }
 
   /** Whether this buffer is page-locked memory that a GPU engine can DMA to and from directly. */

@@ -2,35 +2,47 @@ package io.gpusort.memory;
 
 import java.util.ArrayDeque;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
- * Off-heap blocks kept for reuse, in power-of-two size classes, up to a cap of idle bytes. Idle
- * blocks do not count in {@link HostMemory#bytesInUse()}: only buffers handed out do, so leak
- * checks see a pooled buffer that was not closed exactly as they see an allocated one.
+ * Off-heap blocks kept for reuse, in size classes (four per power of two, so a block wastes at
+ * most a quarter of its size), within an {@link IdleLimit}: a block released while the limit's
+ * idle bytes are full is freed at once, and a pool unused for the limit's idle timeout frees all
+ * its idle blocks. Idle blocks do not count in {@link HostMemory#bytesInUse()}: only buffers
+ * handed out do, so leak checks see a pooled buffer that was not closed exactly as they see an
+ * allocated one.
  */
 final class HostBufferPool {
-  /** The pool of this process; its idle cap comes from {@code gpusort.memory.poolMaxIdleBytes}. */
-  static final HostBufferPool SHARED = new HostBufferPool(
-      Long.getLong("gpusort.memory.poolMaxIdleBytes", 2L << 30));
+  /** Pools that the trimming thread watches: the process's plain and page-locked pools. */
+  private static final List<HostBufferPool> WATCHED = new CopyOnWriteArrayList<>();
 
-  /** The pinned pool, once a GPU engine has registered its allocator; null before. */
+  /** The plain pool of this process. */
+  static final HostBufferPool SHARED = watched(new HostBufferPool(NativeAllocator.UNSAFE,
+      IdleLimit.PROCESS));
+
+  /** The page-locked pool, once a GPU engine has registered its allocator; null before. */
   static volatile HostBufferPool pinned;
 
-  private static final long MIN_CLASS_BYTES = 64 << 10;
+  static final long MIN_CLASS_BYTES = 64 << 10;
+  private static Thread trimmer;
 
   private final NativeAllocator allocator;
-  private final long maxIdleBytes;
+  private final IdleLimit limit;
   private final Map<Long, ArrayDeque<Long>> idle = new HashMap<>();
   private long idleBytes;
+  private long lastUseMillis = System.currentTimeMillis();
 
-  HostBufferPool(long maxIdleBytes) {
-    this(NativeAllocator.UNSAFE, maxIdleBytes);
+  HostBufferPool(NativeAllocator allocator, IdleLimit limit) {
+    this.allocator = allocator;
+    this.limit = limit;
   }
 
-  HostBufferPool(NativeAllocator allocator, long maxIdleBytes) {
-    this.allocator = allocator;
-    this.maxIdleBytes = maxIdleBytes;
+  /** Registers a pool of the process with the thread that frees idle memory after the timeout. */
+  static HostBufferPool watched(HostBufferPool pool) {
+    WATCHED.add(pool);
+    return pool;
   }
 
   boolean pinned() {
@@ -39,11 +51,13 @@ final class HostBufferPool {
 
   synchronized HostBuffer acquire(long sizeBytes) {
     long classBytes = sizeClass(sizeBytes);
+    lastUseMillis = System.currentTimeMillis();
     ArrayDeque<Long> free = idle.get(classBytes);
     long address;
     if (free != null && !free.isEmpty()) {
       address = free.pop();
       idleBytes -= classBytes;
+      limit.removeIdle(classBytes);
       HostMemory.track(classBytes);
     } else {
       address = HostMemory.allocate(allocator, classBytes);
@@ -52,13 +66,17 @@ final class HostBufferPool {
   }
 
   synchronized void release(long address, long classBytes) {
-    if (idleBytes + classBytes > maxIdleBytes) {
+    lastUseMillis = System.currentTimeMillis();
+    if (!limit.tryAddIdle(classBytes)) {
       HostMemory.free(allocator, address, classBytes);
       return;
     }
     idle.computeIfAbsent(classBytes, k -> new ArrayDeque<>()).push(address);
     idleBytes += classBytes;
     HostMemory.track(-classBytes);
+    if (this.isWatched()) {
+      ensureTrimmer();
+    }
   }
 
   /** Frees every idle block. */
@@ -70,16 +88,66 @@ final class HostBufferPool {
       }
     }
     idle.clear();
+    limit.removeIdle(idleBytes);
     idleBytes = 0;
+  }
+
+  /** Frees every idle block if the pool has not been used for its limit's idle timeout. */
+  synchronized void trimIfUnusedSince(long nowMillis) {
+    if (idleBytes > 0 && nowMillis - lastUseMillis >= limit.idleTimeoutMillis()) {
+      trim();
+    }
   }
 
   synchronized long idleBytes() {
     return idleBytes;
   }
 
-  private static long sizeClass(long sizeBytes) {
+  private boolean isWatched() {
+    return WATCHED.contains(this);
+  }
+
+  /** Frees the idle blocks of every watched pool now. */
+  static void trimWatched() {
+    for (HostBufferPool pool : WATCHED) {
+      pool.trim();
+    }
+  }
+
+  /** Starts, once, the daemon thread that frees the idle blocks of pools left unused. */
+  private static synchronized void ensureTrimmer() {
+    if (trimmer != null) {
+      return;
+    }
+    trimmer = new Thread(HostBufferPool::trimLoop, "gpusort-host-pool-trimmer");
+    trimmer.setDaemon(true);
+    trimmer.start();
+  }
+
+  private static void trimLoop() {
+    while (true) {
+      long timeoutMillis = IdleLimit.PROCESS.idleTimeoutMillis();
+      try {
+        // A quarter of the timeout: an unused pool is emptied within 1.25 timeouts.
+        Thread.sleep(Math.max(10, Math.min(1000, timeoutMillis / 4)));
+      } catch (InterruptedException e) {
+        return;
+      }
+      long now = System.currentTimeMillis();
+      for (HostBufferPool pool : WATCHED) {
+        pool.trimIfUnusedSince(now);
+      }
+    }
+  }
+
+  /** The block size a request of {@code sizeBytes} gets: four classes per power of two. */
+  static long sizeClass(long sizeBytes) {
     long size = Math.max(MIN_CLASS_BYTES, sizeBytes);
     long highest = Long.highestOneBit(size);
-    return highest == size ? size : highest << 1;
+    if (highest == size) {
+      return size;
+    }
+    long step = highest >> 2;
+    return (size + step - 1) / step * step;
   }
 }

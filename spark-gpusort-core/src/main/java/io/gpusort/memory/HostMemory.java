@@ -74,6 +74,32 @@ public final class HostMemory {
     UNSAFE.putInt(address, value);
   }
 
+  /** The offset of element 0 of a {@code byte[]}, for the object-relative accessors. */
+  public static final long BYTE_ARRAY_OFFSET = UNSAFE.arrayBaseOffset(byte[].class);
+
+  /** The long at {@code offset} of {@code base} (an array, or null for an absolute address). */
+  public static long getLong(Object base, long offset) {
+    return UNSAFE.getLong(base, offset);
+  }
+
+  public static void putLong(Object base, long offset, long value) {
+    UNSAFE.putLong(base, offset, value);
+  }
+
+  public static int getInt(Object base, long offset) {
+    return UNSAFE.getInt(base, offset);
+  }
+
+  public static void putInt(Object base, long offset, int value) {
+    UNSAFE.putInt(base, offset, value);
+  }
+
+  /** Copies between arrays and off-heap memory: a null base makes its offset an address. */
+  public static void copy(Object srcBase, long srcOffset, Object dstBase, long dstOffset,
+      long sizeBytes) {
+    UNSAFE.copyMemory(srcBase, srcOffset, dstBase, dstOffset, sizeBytes);
+  }
+
   public static void copy(long srcAddress, long dstAddress, long sizeBytes) {
     UNSAFE.copyMemory(srcAddress, dstAddress, sizeBytes);
   }

@@ -26,6 +26,9 @@ import scala.jdk.javaapi.CollectionConverters;
 public final class GpuSortExec extends SparkPlan {
   private static final long serialVersionUID = 1L;
 
+  /** Spark's key (read by its UnsafeExternalSorter too) that forces a spill after that many rows. */
+  static final String FORCE_SPILL_ROWS_KEY = "spark.shuffle.spill.numElementsForceSpillThreshold";
+
   private final Seq<SortOrder> order;
   private final boolean global;
   private final Map<String, String> settings;
@@ -65,7 +68,13 @@ public final class GpuSortExec extends SparkPlan {
     long advisoryBytes = JavaUtils.byteStringAsBytes(sqlConf.getConfString(
         "spark.sql.adaptive.advisoryPartitionSizeInBytes", "64MB"));
     return new SortPlan(keys, child.schema(), conf, sqlConf.numShufflePartitions(),
-        Math.max(1, advisoryBytes), sortMetrics());
+        Math.max(1, advisoryBytes), sortMetrics(), forceSpillRows());
+  }
+
+  /** Spark's own threshold of rows a sorter holds before it spills regardless of memory. */
+  private int forceSpillRows() {
+    long rows = sparkContext().conf().getLong(FORCE_SPILL_ROWS_KEY, Integer.MAX_VALUE);
+    return (int) Math.max(1, Math.min(Integer.MAX_VALUE, rows));
   }
 
   private synchronized SortMetrics sortMetrics() {

@@ -7,6 +7,7 @@ import java.util.Comparator;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Random;
+import org.apache.spark.TaskContext;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 import org.apache.spark.sql.catalyst.expressions.codegen.LazilyGeneratedOrdering;
@@ -76,14 +77,17 @@ final class RangeBounds implements Serializable {
    * seeded by the partition index so a retried task samples the same rows).
    */
   static PartitionSample sample(Iterator<InternalRow> rows, int partition, int sampleSize,
-      PartitionSorter sorter) {
+      RowKeys keys, TaskContext task) {
     Random random = new Random(0x9E3779B97F4A7C15L * (partition + 1));
     List<UnsafeRow> reservoir = new ArrayList<>();
     long[] indices = new long[sampleSize];
     long n = 0;
     long bytes = 0;
     while (rows.hasNext()) {
-      UnsafeRow row = sorter.asUnsafe(rows.next());
+      if (task != null && (n & 4095) == 4095) {
+        task.killTaskIfInterrupted();
+      }
+      UnsafeRow row = keys.asUnsafe(rows.next());
       bytes += row.getSizeInBytes();
       if (reservoir.size() < sampleSize) {
         indices[reservoir.size()] = n;
@@ -97,11 +101,11 @@ final class RangeBounds implements Serializable {
       }
       n++;
     }
-    boolean exact = sorter.encoder().layout().needsTieBreak();
+    boolean exact = keys.exact;
     List<Point> points = new ArrayList<>(reservoir.size());
     for (int i = 0; i < reservoir.size(); i++) {
-      long[] words = new long[sorter.encoder().layout().numWords()];
-      sorter.encoder().encode(reservoir.get(i), words);
+      long[] words = new long[keys.numWords];
+      keys.encoder.encode(reservoir.get(i), words);
       points.add(new Point(words, exact ? reservoir.get(i) : null, partition, indices[i]));
     }
     return new PartitionSample(n, bytes, points);

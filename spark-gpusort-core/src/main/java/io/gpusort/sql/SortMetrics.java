@@ -18,9 +18,9 @@ final class SortMetrics implements Serializable {
 
   /** Rows the node sorted and returned. */
   final SQLMetric outputRows;
-  /** Time in the sort proper: key encoding, engine calls, tie-breaks and merges. */
+  /** Time in the sort proper: engine calls, tie-breaks and merges of spilled runs. */
   final SQLMetric sortTimeNanos;
-  /** Engine calls, one per chunk of at most {@code spark.gpusort.chunk.maxBytes}. */
+  /** Engine calls, one per run of at most {@code spark.gpusort.chunk.maxBytes}. */
   final SQLMetric engineChunks;
   /** Rows whose truncated keys tied and were ordered exactly on the host. */
   final SQLMetric tieBrokenRows;
@@ -33,6 +33,12 @@ final class SortMetrics implements Serializable {
   final SQLMetric cpuRows;
   final SQLMetric cudaRows;
   final SQLMetric vulkanRows;
+  /** Bytes of memory freed by spilling (rows, keys and index), as Spark's sort reports it. */
+  final SQLMetric spillSize;
+  /** Times a task's sort wrote its runs to disk. */
+  final SQLMetric numSpills;
+  /** The most task memory one sort held. */
+  final SQLMetric peakMemory;
 
   private SortMetrics(SparkContext sc) {
     this.outputRows = metric(sc, "number of output rows");
@@ -46,6 +52,9 @@ final class SortMetrics implements Serializable {
     this.cpuRows = metric(sc, "rows sorted on cpu");
     this.cudaRows = metric(sc, "rows sorted on cuda");
     this.vulkanRows = metric(sc, "rows sorted on vulkan");
+    this.spillSize = sc == null ? null : SQLMetrics.createSizeMetric(sc, "spill size", -1);
+    this.numSpills = metric(sc, "number of spills");
+    this.peakMemory = sc == null ? null : SQLMetrics.createSizeMetric(sc, "peak memory", -1);
   }
 
   static SortMetrics create(SparkContext sc) {
@@ -70,6 +79,9 @@ final class SortMetrics implements Serializable {
       map.put("cpuRows", cpuRows);
       map.put("cudaRows", cudaRows);
       map.put("vulkanRows", vulkanRows);
+      map.put("spillSize", spillSize);
+      map.put("numSpills", numSpills);
+      map.put("peakMemory", peakMemory);
     }
     return map;
   }

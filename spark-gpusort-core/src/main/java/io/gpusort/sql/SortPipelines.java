@@ -5,8 +5,8 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
-import java.util.NoSuchElementException;
 import org.apache.spark.Partitioner;
+import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.rdd.ShuffledRDD;
@@ -53,68 +53,72 @@ final class SortPipelines {
   }
 
   private static Iterator<InternalRow> sortPartition(SortPlan plan, Iterator<InternalRow> input) {
-    PartitionSorter sorter = new PartitionSorter(plan);
-    RowBuffer rows = sorter.buffer(input);
-    return sorter.iterate(rows, sorter.sortedOrder(rows));
+    return ExternalRowSorter.sortInTask(plan, input, false);
   }
 
   private static Iterator<InternalRow> mergePartition(SortPlan plan, Iterator<InternalRow> input) {
-    PartitionSorter sorter = new PartitionSorter(plan);
-    RowBuffer rows = sorter.buffer(input);
-    return sorter.iterate(rows, sorter.mergedOrder(rows));
+    return ExternalRowSorter.sortInTask(plan, input, true);
   }
 
   /** Tags each input row with its output partition, streaming. */
   private static Iterator<Tuple2<Integer, InternalRow>> route(SortPlan plan, RangeBounds bounds,
       int partition, Iterator<InternalRow> input) {
-    PartitionSorter sorter = new PartitionSorter(plan);
-    long[] words = new long[plan.keys.layout.numWords()];
-    return new Iterator<>() {
-      private long index;
-
-      @Override
-      public boolean hasNext() {
-        return input.hasNext();
-      }
-
-      @Override
-      public Tuple2<Integer, InternalRow> next() {
-        UnsafeRow row = sorter.asUnsafe(input.next());
-        sorter.encoder().encode(row, words);
-        int target = bounds.partitionOf(words, row, partition, index++, sorter.ordering());
-        return new Tuple2<>(target, row);
-      }
-    };
+    return new RoutingIterator(plan, bounds, partition, input, false);
   }
 
   /** Sorts the input partition on the engine, then tags each row, in order, with its output. */
   private static Iterator<Tuple2<Integer, InternalRow>> sortAndRoute(SortPlan plan,
       RangeBounds bounds, int partition, Iterator<InternalRow> input) {
-    PartitionSorter sorter = new PartitionSorter(plan);
-    RowBuffer rows = sorter.buffer(input);
-    int[] order = sorter.sortedOrder(rows);
-    UnsafeRow row = rows.newRow();
-    long[] words = new long[plan.keys.layout.numWords()];
-    return new Iterator<>() {
-      private int next;
+    return new RoutingIterator(plan, bounds, partition,
+        ExternalRowSorter.sortInTask(plan, input, false), true);
+  }
 
-      @Override
-      public boolean hasNext() {
-        return next < order.length;
-      }
+  /**
+   * Tags rows with their output partition. A row's tie-breaker is its index in the stream it
+   * comes from: the input's order, or the sorted order, in which equal keys keep the input's
+   * relative order (the sort is stable).
+   */
+  private static final class RoutingIterator implements Iterator<Tuple2<Integer, InternalRow>> {
+    private static final int KILL_CHECK_ROWS = 4096;
+    private final RangeBounds bounds;
+    private final int partition;
+    private final Iterator<InternalRow> input;
+    private final RowKeys keys;
+    private final long[] words;
+    private final boolean sorted;
+    private final TaskContext task = TaskContext.get();
+    private long index;
+    private int lastTarget;
 
-      @Override
-      public Tuple2<Integer, InternalRow> next() {
-        if (next >= order.length) {
-          throw new NoSuchElementException();
-        }
-        int index = order[next++];
-        rows.pointTo(row, index);
-        sorter.encoder().encode(row, words);
-        int target = bounds.partitionOf(words, row, partition, index, sorter.ordering());
-        return new Tuple2<>(target, row);
+    RoutingIterator(SortPlan plan, RangeBounds bounds, int partition,
+        Iterator<InternalRow> input, boolean sorted) {
+      this.bounds = bounds;
+      this.partition = partition;
+      this.input = input;
+      this.keys = new RowKeys(plan);
+      this.words = new long[keys.numWords];
+      this.sorted = sorted;
+    }
+
+    @Override
+    public boolean hasNext() {
+      return input.hasNext();
+    }
+
+    @Override
+    public Tuple2<Integer, InternalRow> next() {
+      if (task != null && (index & (KILL_CHECK_ROWS - 1)) == KILL_CHECK_ROWS - 1) {
+        task.killTaskIfInterrupted();
       }
-    };
+      UnsafeRow row = keys.asUnsafe(input.next());
+      keys.encoder.encode(row, words);
+      long at = index++;
+      int target = sorted
+          ? bounds.partitionAtOrAfter(lastTarget, words, row, partition, at, keys.ordering)
+          : bounds.partitionOf(words, row, partition, at, keys.ordering);
+      lastTarget = target;
+      return new Tuple2<>(target, row);
+    }
   }
 
   private static RangeBounds computeBounds(RDD<InternalRow> input, SortPlan plan) {
@@ -124,7 +128,7 @@ final class SortPipelines {
     int perPartition = (int) Math.min(MAX_SAMPLE_ROWS, Math.ceil(3.0 * sampleRows / numInput));
     List<RangeBounds.PartitionSample> samples = input.toJavaRDD().mapPartitionsWithIndex(
         (partition, rows) -> Collections.singletonList(RangeBounds.sample(rows, partition,
-            perPartition, new PartitionSorter(plan))).iterator(), false).collect();
+            perPartition, new RowKeys(plan), TaskContext.get())).iterator(), false).collect();
     long totalRows = 0;
     long totalBytes = 0;
     for (RangeBounds.PartitionSample s : samples) {
@@ -136,9 +140,9 @@ final class SortPipelines {
       long bySize = (totalBytes + plan.advisoryPartitionBytes - 1) / plan.advisoryPartitionBytes;
       numOutput = (int) Math.max(1, Math.min(bySize, plan.maxAutoPartitions));
     }
-    PartitionSorter driverSide = new PartitionSorter(plan);
+    RowKeys driverSide = new RowKeys(plan);
     return RangeBounds.choose(new ArrayList<>(samples), totalRows == 0 ? 1 : numOutput,
-        plan.keys.layout.needsTieBreak(), driverSide.ordering());
+        plan.keys.layout.needsTieBreak(), driverSide.ordering);
   }
 
   private static JavaRDD<Product2<Integer, InternalRow>> shuffle(

@@ -23,14 +23,22 @@ final class SortPlan implements Serializable {
   final int maxAutoPartitions;
   final long advisoryPartitionBytes;
   final SortMetrics metrics;
+  /**
+   * Rows a task's sort holds in memory before it spills them whatever memory is left: Spark's
+   * {@code spark.shuffle.spill.numElementsForceSpillThreshold}, which its own sorter honours too.
+   */
+  final int forceSpillRows;
+  final long poolMaxIdleBytes;
+  final long poolIdleTimeoutMillis;
 
   SortPlan(KeySpec keys, StructType inputSchema, GpuSortConf conf, int maxAutoPartitions,
       long advisoryPartitionBytes) {
-    this(keys, inputSchema, conf, maxAutoPartitions, advisoryPartitionBytes, SortMetrics.NONE);
+    this(keys, inputSchema, conf, maxAutoPartitions, advisoryPartitionBytes, SortMetrics.NONE,
+        Integer.MAX_VALUE);
   }
 
   SortPlan(KeySpec keys, StructType inputSchema, GpuSortConf conf, int maxAutoPartitions,
-      long advisoryPartitionBytes, SortMetrics metrics) {
+      long advisoryPartitionBytes, SortMetrics metrics, int forceSpillRows) {
     this.keys = keys;
     this.inputSchema = inputSchema;
     this.engineOptions = EngineOptions.of(conf);
@@ -41,6 +49,9 @@ final class SortPlan implements Serializable {
     this.maxAutoPartitions = maxAutoPartitions;
     this.advisoryPartitionBytes = advisoryPartitionBytes;
     this.metrics = metrics;
+    this.forceSpillRows = Math.max(1, forceSpillRows);
+    this.poolMaxIdleBytes = conf.get(GpuSortConf.POOL_MAX_IDLE_BYTES);
+    this.poolIdleTimeoutMillis = conf.get(GpuSortConf.POOL_IDLE_TIMEOUT);
   }
 
   int numFields() {

@@ -2,6 +2,7 @@ package io.gpusort.sql;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.gpusort.config.GpuSortConf;
 import io.gpusort.engine.EngineException;
@@ -9,16 +10,15 @@ import io.gpusort.engine.Engines;
 import io.gpusort.engine.KeyBatch;
 import io.gpusort.engine.SortEngine;
 import io.gpusort.memory.HostBuffer;
-import java.util.ArrayList;
+import io.gpusort.memory.HostMemory;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.spark.TaskKilledException;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
-import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
-import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
-import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.StructField;
@@ -27,13 +27,21 @@ import org.junit.jupiter.api.Test;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
- * A GPU engine that fails (device error, out of device memory) costs the partition nothing but
- * time: it is sorted on the CPU engine instead, with the same order, in one chunk or many.
+ * A GPU engine that fails (device error, out of device memory) costs a run nothing but time: it is
+ * sorted on the CPU engine instead, with the same order. A killed task is not: it starts no engine
+ * call, and a call that failed while the task was being killed is not retried.
  */
 class EngineFallbackTest {
-  /** Fails every call, as a CUDA engine does after a device error. */
+  private static final int ROWS = 5000;
+
+  /** Fails every call, as a CUDA engine does after a device error; may kill the task first. */
   private static final class FailingEngine implements SortEngine {
     final AtomicInteger calls = new AtomicInteger();
+    final AtomicBoolean killOnCall;
+
+    FailingEngine(AtomicBoolean killOnCall) {
+      this.killOnCall = killOnCall;
+    }
 
     @Override
     public String name() {
@@ -43,40 +51,71 @@ class EngineFallbackTest {
     @Override
     public void sort(KeyBatch keys, HostBuffer permutation) {
       calls.incrementAndGet();
+      if (killOnCall != null) {
+        killOnCall.set(true);
+      }
       throw new EngineException("simulated device failure");
     }
   }
 
   @Test
   void failedEngineFallsBackToTheCpuWithTheSameOrder() {
-    for (String chunkBytes : new String[] {"256m", "4k"}) {
-      FailingEngine failing = new FailingEngine();
-      int[] fallen = sortedOrder(chunkBytes, options -> failing);
-      int[] reference = sortedOrder(chunkBytes, options -> Engines.cpu());
-      assertArrayEquals(reference, fallen, "chunk.maxBytes=" + chunkBytes);
-      assertEquals(1, failing.calls.get(), "one failed engine call, then the CPU engine");
-    }
+    FailingEngine failing = new FailingEngine(null);
+    int[] fallen = sortedOrder(new EngineStage(plan(), options -> failing, () -> { }));
+    int[] reference = sortedOrder(new EngineStage(plan(), options -> Engines.cpu(), () -> { }));
+    assertArrayEquals(reference, fallen);
+    assertEquals(1, failing.calls.get(), "one failed engine call, then the CPU engine");
   }
 
-  private static int[] sortedOrder(String chunkBytes,
-      java.util.function.Function<io.gpusort.engine.EngineOptions, SortEngine> engines) {
+  @Test
+  void killedTaskStartsNoEngineCall() {
+    FailingEngine failing = new FailingEngine(null);
+    EngineStage stage = new EngineStage(plan(), options -> failing, () -> {
+      throw new TaskKilledException("cancelled");
+    });
+    assertThrows(TaskKilledException.class, () -> sortedOrder(stage));
+    assertEquals(0, failing.calls.get());
+  }
+
+  @Test
+  void engineFailingBecauseOfAKillIsNotRetriedOnTheCpu() {
+    AtomicBoolean killed = new AtomicBoolean();
+    FailingEngine failing = new FailingEngine(killed);
+    AtomicInteger checks = new AtomicInteger();
+    EngineStage stage = new EngineStage(plan(), options -> failing, () -> {
+      checks.incrementAndGet();
+      if (killed.get()) {
+        throw new TaskKilledException("cancelled");
+      }
+    });
+    long rowsBefore = io.gpusort.engine.EngineStats.rows();
+    assertThrows(TaskKilledException.class, () -> sortedOrder(stage));
+    assertEquals(1, failing.calls.get());
+    assertEquals(2, checks.get(), "checked before the call and before the fallback");
+    assertEquals(rowsBefore, io.gpusort.engine.EngineStats.rows(), "no engine sorted any row");
+  }
+
+  private static SortPlan plan() {
     AttributeReference key = RowKeyEncoderTest.attribute("k", DataTypes.LongType, true);
-    AttributeReference payload = RowKeyEncoderTest.attribute("v", DataTypes.IntegerType, false);
     StructType schema = new StructType(new StructField[] {
-        new StructField("k", DataTypes.LongType, true, Metadata.empty()),
-        new StructField("v", DataTypes.IntegerType, false, Metadata.empty())});
+        new StructField("k", DataTypes.LongType, true, Metadata.empty())});
     KeySpec spec = KeySpec.of(List.of(RowKeyEncoderTest.sortOrder(key, false, true)),
-        CollectionConverters.asScala(List.<Attribute>of(key, payload)).toList(), 16);
-    SortPlan plan = new SortPlan(spec, schema,
-        GpuSortConf.of(Map.of(GpuSortConf.CHUNK_BYTES.key(), chunkBytes)), 4, 64L << 20);
-    PartitionSorter sorter = new PartitionSorter(plan, engines);
-    UnsafeProjection toUnsafe = UnsafeProjection.create(schema);
+        CollectionConverters.asScala(List.<Attribute>of(key)).toList(), 16);
+    return new SortPlan(spec, schema, GpuSortConf.of(Map.of()), 4, 64L << 20);
+  }
+
+  private static int[] sortedOrder(EngineStage stage) {
     SplittableRandom random = new SplittableRandom(7);
-    List<InternalRow> rows = new ArrayList<>();
-    for (int i = 0; i < 5000; i++) {
-      Object k = random.nextInt(10) == 0 ? null : (Object) random.nextLong(100);
-      rows.add(toUnsafe.apply(new GenericInternalRow(new Object[] {k, i})).copy());
+    try (HostBuffer words = HostBuffer.allocate(8L * ROWS);
+        HostBuffer permutation = HostBuffer.allocate(4L * ROWS)) {
+      KeyBatch keys = new KeyBatch(words, ROWS, 1, 64);
+      for (int i = 0; i < ROWS; i++) {
+        keys.setWord(i, 0, random.nextLong(100));
+      }
+      stage.sort(keys, permutation);
+      int[] order = new int[ROWS];
+      HostMemory.copyToArray(permutation.address(), order, 0, ROWS);
+      return order;
     }
-    return sorter.sortedOrder(sorter.buffer(rows.iterator()));
   }
 }

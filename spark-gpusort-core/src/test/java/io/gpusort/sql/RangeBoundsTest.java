@@ -64,7 +64,7 @@ class RangeBoundsTest {
 
   /** A sort on one key column, with everything RangeBounds needs. */
   private static final class Fixture {
-    final PartitionSorter sorter;
+    final RowKeys keys;
     final UnsafeProjection toUnsafe;
     final boolean exact;
 
@@ -79,7 +79,7 @@ class RangeBoundsTest {
           STRING_PREFIX_BYTES);
       SortPlan plan = new SortPlan(spec, schema, GpuSortConf.of(Map.of()), OUTPUT_PARTITIONS,
           64L << 20);
-      this.sorter = new PartitionSorter(plan);
+      this.keys = new RowKeys(plan);
       this.toUnsafe = UnsafeProjection.create(schema);
       this.exact = spec.layout.needsTieBreak();
     }
@@ -95,16 +95,16 @@ class RangeBoundsTest {
           * GpuSortConf.SAMPLE_ROWS_PER_PARTITION.defaultValue() * numPartitions / input.size());
       List<RangeBounds.PartitionSample> samples = new ArrayList<>();
       for (int p = 0; p < input.size(); p++) {
-        samples.add(RangeBounds.sample(iterator(input.get(p)), p, sampleRowsPerPartition,
-            sorter));
+        samples.add(RangeBounds.sample(iterator(input.get(p)), p, sampleRowsPerPartition, keys,
+            null));
       }
-      return RangeBounds.choose(samples, numPartitions, exact, sorter.ordering());
+      return RangeBounds.choose(samples, numPartitions, exact, keys.ordering);
     }
 
     int partitionOf(RangeBounds bounds, UnsafeRow row, int partition, long index) {
-      long[] words = new long[sorter.encoder().layout().numWords()];
-      sorter.encoder().encode(row, words);
-      return bounds.partitionOf(words, row, partition, index, sorter.ordering());
+      long[] words = new long[keys.numWords];
+      keys.encoder.encode(row, words);
+      return bounds.partitionOf(words, row, partition, index, keys.ordering);
     }
 
     /** Rows per output partition. */
@@ -171,7 +171,7 @@ class RangeBoundsTest {
       }
     }
     Comparator<long[]> sparkOrder = (a, b) -> {
-      int c = fixture.sorter.ordering().compare(input.get((int) a[0]).get((int) a[1]),
+      int c = fixture.keys.ordering.compare(input.get((int) a[0]).get((int) a[1]),
           input.get((int) b[0]).get((int) b[1]));
       if (c != 0) {
         return c;
@@ -180,7 +180,7 @@ class RangeBoundsTest {
       return c != 0 ? c : Long.compare(a[1], b[1]);
     };
     positions.sort(sparkOrder);
-    long[] words = new long[fixture.sorter.encoder().layout().numWords()];
+    long[] words = new long[fixture.keys.numWords];
     int previous = 0;
     int walked = 0;
     for (long[] pos : positions) {
@@ -190,9 +190,9 @@ class RangeBoundsTest {
         fail(keyType + ": row " + row + " at (" + pos[0] + ", " + pos[1] + ") goes to partition "
             + partition + " after a row that went to " + previous + TestSeeds.rerunHint(SEED));
       }
-      fixture.sorter.encoder().encode(row, words);
+      fixture.keys.encoder.encode(row, words);
       walked = bounds.partitionAtOrAfter(walked, words, row, (int) pos[0], pos[1],
-          fixture.sorter.ordering());
+          fixture.keys.ordering);
       assertEquals(partition, walked, "partitionAtOrAfter disagrees with partitionOf"
           + TestSeeds.rerunHint(SEED));
       previous = partition;
@@ -215,7 +215,7 @@ class RangeBoundsTest {
       assertEquals(0, fixture.partitionOf(bounds, fixture.row(keyType, null, 0), 2, 5));
     }
     assertEquals(1, RangeBounds.choose(List.of(), OUTPUT_PARTITIONS, fixture.exact,
-        fixture.sorter.ordering()).numPartitions());
+        fixture.keys.ordering).numPartitions());
   }
 
   @ParameterizedTest
@@ -224,8 +224,8 @@ class RangeBoundsTest {
     Fixture fixture = new Fixture(keyType);
     assertEquals(keyType == KeyType.STRING, fixture.exact);
     List<List<UnsafeRow>> input = input(fixture, keyType, (random, p, i) -> (long) i);
-    RangeBounds.PartitionSample sample = RangeBounds.sample(iterator(input.get(1)), 1, 50,
-        fixture.sorter);
+    RangeBounds.PartitionSample sample =
+        RangeBounds.sample(iterator(input.get(1)), 1, 50, fixture.keys, null);
     assertEquals(ROWS_PER_PARTITION, sample.numRows);
     assertEquals(input.get(1).stream().mapToLong(UnsafeRow::getSizeInBytes).sum(),
         sample.numBytes);
@@ -238,7 +238,7 @@ class RangeBoundsTest {
       assertEquals(fixture.exact, point.row != null);
       // The point's key is the key of the row at its index.
       long[] words = new long[point.words.length];
-      fixture.sorter.encoder().encode(input.get(1).get((int) point.index), words);
+      fixture.keys.encoder.encode(input.get(1).get((int) point.index), words);
       assertTrue(Arrays.equals(words, point.words), "point at index " + point.index);
     }
   }

@@ -30,9 +30,6 @@ import org.slf4j.LoggerFactory;
 final class CudaDevice {
   private static final Logger LOG = LoggerFactory.getLogger(CudaDevice.class);
   private static final Map<Integer, CudaDevice> OPEN = new HashMap<>();
-  /** Page-locked memory kept idle for reuse by {@link HostBuffer#acquireTransferable}. */
-  private static final long PINNED_POOL_IDLE_BYTES =
-      Long.getLong("gpusort.memory.pinnedPoolMaxIdleBytes", 4L << 30);
 
   final int ordinal;
   final String name;
@@ -196,8 +193,7 @@ final class CudaDevice {
   private void registerPinnedAllocator() {
     CUcontext pinnedContext = new CUcontext();
     Cuda.check(cuDevicePrimaryCtxRetain(pinnedContext, device), "cuDevicePrimaryCtxRetain");
-    if (!HostBuffer.usePinnedAllocator(new PinnedHostAllocator(pinnedContext),
-        PINNED_POOL_IDLE_BYTES)) {
+    if (!HostBuffer.usePinnedAllocator(new PinnedHostAllocator(pinnedContext))) {
       cuDevicePrimaryCtxRelease(device);
     }
   }

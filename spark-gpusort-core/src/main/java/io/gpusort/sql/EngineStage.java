@@ -1,0 +1,92 @@
+package io.gpusort.sql;
+
+import io.gpusort.engine.EngineException;
+import io.gpusort.engine.EngineOptions;
+import io.gpusort.engine.EngineStats;
+import io.gpusort.engine.Engines;
+import io.gpusort.engine.KeyBatch;
+import io.gpusort.engine.SortEngine;
+import io.gpusort.memory.HostBuffer;
+import java.util.function.Function;
+import org.apache.spark.TaskContext;
+import org.apache.spark.resource.ResourceInformation;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The device stage of the row path: one engine call per run, from encoded keys to a permutation.
+ * A GPU engine that fails costs the run nothing but time: it is sorted on the CPU engine instead.
+ * A killed task starts no engine call, and a call that failed because the task was killed is not
+ * retried on the CPU.
+ */
+final class EngineStage {
+  private static final Logger LOG = LoggerFactory.getLogger(EngineStage.class);
+
+  private final SortPlan plan;
+  /** The engine for given options; {@link Engines#create} but in tests. */
+  private final Function<EngineOptions, SortEngine> engines;
+  private final Runnable killCheck;
+
+  EngineStage(SortPlan plan, Function<EngineOptions, SortEngine> engines, Runnable killCheck) {
+    this.plan = plan;
+    this.engines = engines;
+    this.killCheck = killCheck;
+  }
+
+  /** Writes the stable sorted order of {@code keys} into {@code permutation}. */
+  void sort(KeyBatch keys, HostBuffer permutation) {
+    killCheck.run();
+    SortEngine engine = engines.apply(plan.engineOptions.withCudaDevice(taskGpu()));
+    try {
+      engine.sort(keys, permutation);
+      recordCall(engine, keys);
+    } catch (EngineException e) {
+      // An engine interrupted by a kill fails too: the kill wins over the fallback.
+      killCheck.run();
+      SortEngine cpu = Engines.cpu();
+      if (engine == cpu) {
+        throw e;
+      }
+      LOG.warn("The {} engine failed on {} rows; sorting them on the CPU engine", engine.name(),
+          keys.numRows(), e);
+      cpu.sort(keys, permutation);
+      SortMetrics.add(plan.metrics.engineFallbacks, 1);
+      EngineStats.recordFallback();
+      recordCall(cpu, keys);
+    }
+  }
+
+  /** The SQL node's and the process's counts of one engine call. */
+  private void recordCall(SortEngine engine, KeyBatch keys) {
+    long rows = keys.numRows();
+    long keyBytes = 8L * rows * keys.numWords();
+    SortMetrics.add(plan.metrics.engineChunks, 1);
+    SortMetrics.add(plan.metrics.rowsOn(engine.name()), rows);
+    if (EngineStats.isGpu(engine)) {
+      SortMetrics.add(plan.metrics.bytesToDevice, keyBytes);
+      SortMetrics.add(plan.metrics.bytesFromDevice, 4L * rows);
+    }
+    EngineStats.recordCall(engine, 1, rows, keyBytes);
+  }
+
+  /**
+   * The CUDA device of this task: the first GPU address Spark assigned it (spark.task.resource.gpu
+   * .amount), else the configured device.
+   */
+  private int taskGpu() {
+    TaskContext task = TaskContext.get();
+    if (task != null) {
+      scala.Option<ResourceInformation> assigned = task.resources().get("gpu");
+      ResourceInformation gpu = assigned.isDefined() ? assigned.get() : null;
+      if (gpu != null && gpu.addresses().length > 0) {
+        try {
+          return Integer.parseInt(gpu.addresses()[0].trim());
+        } catch (NumberFormatException e) {
+          LOG.warn("GPU address {} is not a device ordinal; using the configured device",
+              gpu.addresses()[0]);
+        }
+      }
+    }
+    return plan.engineOptions.cudaDevice();
+  }
+}

@@ -1,0 +1,377 @@
+package io.gpusort.sql;
+
+import io.gpusort.engine.EngineOptions;
+import io.gpusort.engine.EngineStats;
+import io.gpusort.engine.Engines;
+import io.gpusort.engine.SortEngine;
+import io.gpusort.memory.HostBuffer;
+import io.gpusort.merge.MergeTree;
+import io.gpusort.spill.RunWriter;
+import io.gpusort.spill.SpillFile;
+import io.gpusort.spill.SpillStore;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
+import org.apache.spark.TaskContext;
+import org.apache.spark.memory.SparkOutOfMemoryError;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+import org.apache.spark.util.TaskCompletionListener;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Sorts the rows of one partition inside one task, in bounded memory: rows are taken in
+ * ({@link RunBuilder}), sorted in runs on the engine ({@link EngineStage}) when a run reaches
+ * {@code spark.gpusort.chunk.maxBytes}, kept in memory while Spark grants it, written to local disk
+ * when it does not or when another consumer of the task asks, and merged by key as the output is
+ * read ({@link SortOutput}).
+ *
+ * <p>Every byte it holds is the task's execution memory ({@link SortMemory}); everything is
+ * released when the output is exhausted, and in any case when the task ends (success, failure or
+ * kill), spill files included. Loops over rows check for a killed task every few thousand rows.
+ */
+final class ExternalRowSorter implements SortMemory.Spiller {
+  private static final Logger LOG = LoggerFactory.getLogger(ExternalRowSorter.class);
+  /** Rows between two checks for a killed task. */
+  private static final int KILL_CHECK_ROWS = 4096;
+  /** The most spilled runs read at once; more are merged into fewer files first. */
+  static final int MAX_MERGE_WIDTH = 64;
+  /** The largest row block; a task's page size may be larger. */
+  private static final long MAX_BLOCK_BYTES = 8L << 20;
+  /** The smallest row block, when the chunk budget is tiny. */
+  private static final long MIN_BLOCK_BYTES = 4L << 10;
+
+  private static final AtomicInteger OPEN_SORTS = new AtomicInteger();
+  private static final AtomicLong ROWS_TAKEN_IN = new AtomicLong();
+
+  private enum Phase { INTAKE, OUTPUT, DONE }
+
+  private final SortPlan plan;
+  private final TaskContext task;
+  private final RowKeys keys;
+  private final SortMemory memory;
+  private final EngineStage engine;
+  private final SpillStore store;
+  private final boolean presortedRuns;
+  private final Runnable killCheck;
+  private final int numFields;
+  private final RunBuilder builder;
+  private final List<SortedRun> memoryRuns = new ArrayList<>();
+  private final List<FileRun> fileRuns = new ArrayList<>();
+  /** Every spill file created, so that each is deleted whatever happens. */
+  private final List<SpillFile> files = new ArrayList<>();
+  private SortOutput output;
+  private Phase phase = Phase.INTAKE;
+  private boolean spilling;
+  private long spillDiskBytes;
+
+  /**
+   * A sorter for one partition of {@code plan} in {@code task}. {@code presortedRuns}: the input is
+   * a concatenation of sorted runs (a shuffle of sorted map outputs), merged instead of sorted.
+   */
+  ExternalRowSorter(SortPlan plan, TaskContext task, Function<EngineOptions, SortEngine> engines,
+      SpillStore store, boolean presortedRuns) {
+    this.plan = plan;
+    this.task = task;
+    this.keys = new RowKeys(plan);
+    this.memory = new SortMemory(task.taskMemoryManager());
+    this.killCheck = task::killTaskIfInterrupted;
+    this.engine = new EngineStage(plan, engines, killCheck);
+    this.store = store;
+    this.presortedRuns = presortedRuns;
+    this.numFields = plan.numFields();
+    long blockBytes = Math.max(MIN_BLOCK_BYTES,
+        Math.min(Math.min(memory.pageSizeBytes(), MAX_BLOCK_BYTES), plan.chunkBytes));
+    this.builder = new RunBuilder(keys, memory, blockBytes, numFields);
+    HostBuffer.configurePools(plan.poolMaxIdleBytes, plan.poolIdleTimeoutMillis);
+    memory.setSpiller(this);
+    task.addTaskCompletionListener((TaskCompletionListener) context -> close());
+    OPEN_SORTS.incrementAndGet();
+  }
+
+  /** Sorts the rows of {@code input} in the current task; presorted runs are merged instead. */
+  static Iterator<InternalRow> sortInTask(SortPlan plan, Iterator<InternalRow> input,
+      boolean presortedRuns) {
+    TaskContext task = TaskContext.get();
+    if (task == null) {
+      throw new IllegalStateException("GpuSort sorts rows inside a Spark task");
+    }
+    return new ExternalRowSorter(plan, task, Engines::create, SparkSpillStore.ofExecutor(),
+        presortedRuns).sort(input);
+  }
+
+  /** Sorters of this process not yet closed. */
+  static int openSorts() {
+    return OPEN_SORTS.get();
+  }
+
+  /** Rows taken in by the sorters of this process, counted every few thousand. */
+  static long rowsTakenIn() {
+    return ROWS_TAKEN_IN.get();
+  }
+
+  /** Takes in every row of {@code input}, then returns the rows in order. */
+  Iterator<InternalRow> sort(Iterator<InternalRow> input) {
+    try {
+      long count = 0;
+      while (input.hasNext()) {
+        UnsafeRow row = keys.asUnsafe(input.next());
+        if ((++count & (KILL_CHECK_ROWS - 1)) == 0) {
+          killCheck.run();
+          ROWS_TAKEN_IN.addAndGet(KILL_CHECK_ROWS);
+        }
+        insert(row);
+      }
+      return startOutput();
+    } catch (IOException e) {
+      close();
+      throw new UncheckedIOException("GpuSort could not spill to local disk", e);
+    } catch (RuntimeException | Error e) {
+      close();
+      throw e;
+    }
+  }
+
+  private void insert(UnsafeRow row) throws IOException {
+    int size = row.getSizeInBytes();
+    int n = builder.numRows();
+    if (n >= plan.forceSpillRows) {
+      spill();
+    } else if (n > 0 && runBytes(n) + RowStore.recordBytes(size) + 8L * keys.numWords
+        > plan.chunkBytes) {
+      sealRun();
+    }
+    while (!builder.tryMakeRoom(size)) {
+      if (builder.numRows() == 0 && memoryRuns.isEmpty()) {
+        long wanted = RowStore.recordBytes(size) + builder.heldBytes();
+        throw new SparkOutOfMemoryError("UNABLE_TO_ACQUIRE_MEMORY",
+            Map.of("requestedBytes", Long.toString(wanted),
+                "receivedBytes", Long.toString(memory.getUsed())));
+      }
+      spill();
+    }
+    builder.append(row);
+  }
+
+  /** Bytes of the current run's rows and keys, what {@code chunk.maxBytes} bounds. */
+  private long runBytes(int n) {
+    return builder.heldRowBytes() + 8L * n * (keys.numWords + 1);
+  }
+
+  private void sealRun() {
+    long start = System.nanoTime();
+    memoryRuns.add(builder.seal(engine, presortedRuns, plan.metrics, killCheck));
+    recordSortTime(System.nanoTime() - start);
+  }
+
+  /**
+   * Sorts the current run and writes every run held in memory to disk, freeing their memory;
+   * returns the bytes freed.
+   */
+  private long spill() throws IOException {
+    long before = memory.getUsed();
+    spilling = true;
+    try {
+      if (builder.numRows() > 0) {
+        sealRun();
+      }
+      builder.close();
+      long memoryBytes = 0;
+      long diskBefore = spillDiskBytes;
+      for (SortedRun run : memoryRuns) {
+        memoryBytes += run.heldBytes();
+        fileRuns.add(writeRun(run, 0));
+        run.close();
+      }
+      memoryRuns.clear();
+      recordSpill(memoryBytes, spillDiskBytes - diskBefore);
+    } finally {
+      spilling = false;
+    }
+    return before - memory.getUsed();
+  }
+
+  /** Writes positions {@code [from, run.numRows)} of {@code run} to a new spill file. */
+  private FileRun writeRun(SortedRun run, int from) throws IOException {
+    SpillFile file = store.create();
+    files.add(file);
+    long[] key = new long[keys.numWords];
+    RowStore rows = run.rows();
+    try (RunWriter writer = new RunWriter(file.openForWrite(), keys.numWords)) {
+      for (int i = from; i < run.numRows; i++) {
+        if (((i - from) & (KILL_CHECK_ROWS - 1)) == KILL_CHECK_ROWS - 1) {
+          killCheck.run();
+        }
+        run.copyKey(i, key);
+        long pointer = run.pointerAt(i);
+        writer.write(key, rows.base(pointer), rows.offset(pointer), rows.size(pointer));
+      }
+    }
+    spillDiskBytes += file.sizeOnDiskBytes();
+    return new FileRun(file, run.numRows - from, keys.numWords);
+  }
+
+  private Iterator<InternalRow> startOutput() throws IOException {
+    if (builder.numRows() > 0) {
+      sealRun();
+    }
+    builder.close();
+    mergeFileRunsDownTo(MAX_MERGE_WIDTH);
+    boolean merging = fileRuns.size() + memoryRuns.size() > 1;
+    List<RowCursor> cursors = new ArrayList<>();
+    for (FileRun run : fileRuns) {
+      cursors.add(new FileRunCursor(run, numFields));
+    }
+    for (SortedRun run : memoryRuns) {
+      cursors.add(new MemoryRunCursor(run, memory, numFields, keys.numWords, merging));
+    }
+    fileRuns.clear();
+    memoryRuns.clear();
+    phase = Phase.OUTPUT;
+    if (cursors.isEmpty()) {
+      close();
+      return Collections.emptyIterator();
+    }
+    long start = System.nanoTime();
+    output = new SortOutput(cursors, keys, killCheck, this::close);
+    recordSortTime(System.nanoTime() - start);
+    SortMetrics.add(plan.metrics.outputRows, countRows(cursors));
+    return output;
+  }
+
+  private static long countRows(List<RowCursor> cursors) {
+    long rows = 0;
+    for (RowCursor c : cursors) {
+      rows += c.numRows();
+    }
+    return rows;
+  }
+
+  /** Merges spilled runs, consecutive ones together, until at most {@code width} are left. */
+  private void mergeFileRunsDownTo(int width) throws IOException {
+    while (fileRuns.size() > width) {
+      long start = System.nanoTime();
+      List<FileRun> merged = new ArrayList<>();
+      for (int from = 0; from < fileRuns.size(); from += width) {
+        List<FileRun> group = fileRuns.subList(from, Math.min(fileRuns.size(), from + width));
+        merged.add(group.size() == 1 ? group.get(0) : mergeToFile(group));
+      }
+      fileRuns.clear();
+      fileRuns.addAll(merged);
+      recordSortTime(System.nanoTime() - start);
+    }
+  }
+
+  private FileRun mergeToFile(List<FileRun> group) throws IOException {
+    List<FileRunCursor> cursors = new ArrayList<>();
+    for (FileRun run : group) {
+      cursors.add(new FileRunCursor(run, numFields));
+    }
+    SpillFile file = store.create();
+    files.add(file);
+    long rows = 0;
+    try (RunWriter writer = new RunWriter(file.openForWrite(), keys.numWords)) {
+      MergeTree tree = new MergeTree(cursors.size(), new MergeTree.Sources() {
+        @Override
+        public boolean advance(int s) {
+          return cursors.get(s).advance();
+        }
+
+        @Override
+        public int compare(int a, int b) {
+          return SortOutput.compareHeads(cursors.get(a), cursors.get(b), keys);
+        }
+      });
+      for (int s = tree.next(); s >= 0; s = tree.next()) {
+        if ((++rows & (KILL_CHECK_ROWS - 1)) == 0) {
+          killCheck.run();
+        }
+        FileRunCursor c = cursors.get(s);
+        UnsafeRow row = c.row();
+        writer.write(c.key(), row.getBaseObject(), row.getBaseOffset(), row.getSizeInBytes());
+      }
+    } finally {
+      for (FileRunCursor c : cursors) {
+        c.close();
+      }
+    }
+    return new FileRun(file, rows, keys.numWords);
+  }
+
+  /** Spark asks for memory for another consumer of the task: write what can be written. */
+  @Override
+  public long spillForOthers() throws IOException {
+    if (spilling) {
+      return 0;
+    }
+    if (phase == Phase.INTAKE && (builder.numRows() > 0 || !memoryRuns.isEmpty())) {
+      return spill();
+    }
+    if (phase == Phase.OUTPUT && output != null) {
+      spilling = true;
+      try {
+        long diskBefore = spillDiskBytes;
+        long freed = output.spillInMemoryRuns(this::writeRun);
+        if (freed > 0) {
+          recordSpill(freed, spillDiskBytes - diskBefore);
+        }
+        return freed;
+      } finally {
+        spilling = false;
+      }
+    }
+    return 0;
+  }
+
+  private void recordSpill(long memoryBytes, long diskBytes) {
+    SortMetrics.add(plan.metrics.spillSize, memoryBytes);
+    SortMetrics.add(plan.metrics.numSpills, 1);
+    task.taskMetrics().incMemoryBytesSpilled(memoryBytes);
+    task.taskMetrics().incDiskBytesSpilled(diskBytes);
+  }
+
+  private void recordSortTime(long nanos) {
+    SortMetrics.add(plan.metrics.sortTimeNanos, nanos);
+    EngineStats.recordSortNanos(nanos);
+  }
+
+  /** Releases all memory and deletes every spill file; idempotent. */
+  void close() {
+    if (phase == Phase.DONE) {
+      return;
+    }
+    phase = Phase.DONE;
+    try {
+      if (output != null) {
+        output.close();
+      }
+      for (SortedRun run : memoryRuns) {
+        run.close();
+      }
+      memoryRuns.clear();
+      builder.close();
+    } finally {
+      for (SpillFile file : files) {
+        file.delete();
+      }
+      files.clear();
+      fileRuns.clear();
+      memory.setSpiller(null);
+      long leaked = memory.getUsed();
+      if (leaked != 0) {
+        LOG.error("GpuSort still counted {} bytes of task memory when it closed", leaked);
+        memory.unreserve(leaked);
+      }
+      SortMetrics.add(plan.metrics.peakMemory, memory.peakBytes());
+      OPEN_SORTS.decrementAndGet();
+    }
+  }
+}

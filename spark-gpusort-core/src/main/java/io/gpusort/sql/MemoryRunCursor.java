@@ -1,0 +1,120 @@
+package io.gpusort.sql;
+
+import java.io.IOException;
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+import org.apache.spark.unsafe.memory.MemoryBlock;
+
+/**
+ * A cursor over a sorted run in memory that can move the rest of its run to disk while the output
+ * is being read ({@link #spillRest}), when another consumer of the task needs the memory. The
+ * current row stays valid across that move: the block holding it is kept until the next
+ * {@link #advance()}, as Spark's sorter keeps its last page.
+ */
+final class MemoryRunCursor implements RowCursor {
+  /** Writes positions {@code [from, run.numRows)} of a run to a new spill file. */
+  @FunctionalInterface
+  interface RunWriterFn {
+    FileRun write(SortedRun run, int from) throws IOException;
+  }
+
+  private final SortedRun run;
+  private final SortMemory memory;
+  private final UnsafeRow row;
+  /** The current key, copied when a merge compares keys; null when nothing reads keys. */
+  private final long[] key;
+  private final int numFields;
+  private int position = -1;
+  /** The rest of the run once spilled; rows come from it after the current one. */
+  private FileRunCursor rest;
+  private boolean onRest;
+  private MemoryBlock keptBlock;
+
+  MemoryRunCursor(SortedRun run, SortMemory memory, int numFields, int numWords,
+      boolean readsKeys) {
+    this.run = run;
+    this.memory = memory;
+    this.numFields = numFields;
+    this.row = new UnsafeRow(numFields);
+    this.key = readsKeys ? new long[numWords] : null;
+  }
+
+  @Override
+  public boolean advance() {
+    releaseKeptBlock();
+    if (rest != null) {
+      onRest = rest.advance();
+      return onRest;
+    }
+    if (position + 1 >= run.numRows) {
+      position = run.numRows;
+      run.close();
+      return false;
+    }
+    position++;
+    run.pointTo(row, position);
+    if (key != null) {
+      run.copyKey(position, key);
+    }
+    return true;
+  }
+
+  @Override
+  public UnsafeRow row() {
+    return onRest ? rest.row() : row;
+  }
+
+  @Override
+  public long keyWord(int w) {
+    return onRest ? rest.keyWord(w) : key[w];
+  }
+
+  @Override
+  public long numRows() {
+    return run.numRows;
+  }
+
+  /**
+   * Writes the rows after the current one to disk and frees the run but for the current row's
+   * block; returns the bytes freed now (the kept block's are freed at the next advance).
+   */
+  long spillRest(RunWriterFn writer) throws IOException {
+    if (!run.isOpen() || rest != null) {
+      return 0;
+    }
+    long before = run.heldBytes();
+    int from = position + 1;
+    if (from < run.numRows) {
+      rest = new FileRunCursor(writer.write(run, from), numFields);
+    } else {
+      rest = null;
+    }
+    boolean inRun = position >= 0 && position < run.numRows;
+    keptBlock = run.closeKeepingBlockOf(inRun ? position : -1);
+    if (rest == null) {
+      // Nothing after the current row: the next advance ends the run.
+      position = run.numRows - 1;
+    }
+    return before - (keptBlock == null ? 0 : keptBlock.size());
+  }
+
+  /** Whether the run is still in memory (not spilled, not exhausted). */
+  boolean inMemory() {
+    return run.isOpen();
+  }
+
+  private void releaseKeptBlock() {
+    if (keptBlock != null) {
+      memory.free(keptBlock);
+      keptBlock = null;
+    }
+  }
+
+  @Override
+  public void close() {
+    releaseKeptBlock();
+    run.close();
+    if (rest != null) {
+      rest.close();
+    }
+  }
+}

@@ -1,0 +1,330 @@
+package io.gpusort.sql;
+
+import io.gpusort.engine.KeyBatch;
+import io.gpusort.memory.HostBuffer;
+import io.gpusort.memory.HostMemory;
+import io.gpusort.merge.IntComparator;
+import io.gpusort.merge.IntSorts;
+import io.gpusort.merge.LoserTree;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+import org.apache.spark.unsafe.Platform;
+import org.apache.spark.unsafe.memory.MemoryBlock;
+
+/**
+ * The intake stage of the row path: the run being filled. Each row is copied into the run's row
+ * blocks and its key encoded, as it arrives, into the key columns the engine reads (page-locked
+ * memory once a GPU engine runs); {@link #seal} sorts the run and hands its memory to a
+ * {@link SortedRun}.
+ *
+ * <p>Memory: every byte is counted in the task's {@link SortMemory} before it is taken. Growing
+ * the run's row index also reserves what sorting the run will need ({@link #SORT_BYTES_PER_ROW}),
+ * so that sealing, and therefore spilling, never asks Spark for memory.
+ */
+final class RunBuilder implements AutoCloseable {
+  /** Rows of the first row index; it doubles from there. */
+  static final int INITIAL_ROWS = 1024;
+  /**
+   * Memory per row reserved for sorting a run: its permutation (4 bytes, up to 5 after the
+   * pool's rounding) and the CPU engine's working arrays (24 bytes, {@code
+   * CpuRadixEngine.workingBytes}), which also cover the host merge of presorted runs (8 bytes)
+   * and the tie-break's scratch (4 bytes at most).
+   */
+  static final long SORT_BYTES_PER_ROW = 32;
+  /** The smallest pooled buffer, which a small run's permutation may round up to. */
+  private static final long SORT_BYTES_SLACK = HostBuffer.sizeClassBytes(1);
+  /** Above this many runs per row, merging presorted runs costs more than sorting again. */
+  private static final int MIN_ROWS_PER_PRESORTED_RUN = 32;
+  /** Rows between two checks for a killed task in the host loops of a seal. */
+  private static final int KILL_CHECK_ROWS = 1 << 16;
+
+  private final RowKeys keys;
+  private final SortMemory memory;
+  private final long blockBytes;
+  private final int numFields;
+  private final long[] scratch;
+  private RowStore rows;
+  /** Row index: the pointer of each row in {@link #rows}, 8 bytes a row of capacity. */
+  private MemoryBlock pointers;
+  /** Key words, column-major with a stride of {@link #capacity}. */
+  private HostBuffer keyWords;
+  private int capacity;
+  private int numRows;
+  /** Counted for the index, the key words and the sort of {@link #capacity} rows. */
+  private long reservedBytes;
+
+  RunBuilder(RowKeys keys, SortMemory memory, long blockBytes, int numFields) {
+    this.keys = keys;
+    this.memory = memory;
+    this.blockBytes = blockBytes;
+    this.numFields = numFields;
+    this.scratch = new long[keys.numWords];
+    this.rows = new RowStore(memory, blockBytes);
+  }
+
+  int numRows() {
+    return numRows;
+  }
+
+  /** Bytes this run holds in the task's memory: rows, index, keys and the sort's reservation. */
+  long heldBytes() {
+    return reservedBytes + rows.heldBytes();
+  }
+
+  /** Bytes of the rows taken in, with their record headers. */
+  long heldRowBytes() {
+    return rows.dataBytes();
+  }
+
+  /** Makes room for one more row of {@code rowSize} bytes; false when Spark refused memory. */
+  boolean tryMakeRoom(int rowSize) {
+    if (numRows == capacity && !tryGrow()) {
+      return false;
+    }
+    return rows.tryMakeRoom(rowSize);
+  }
+
+  /** Takes in one row after {@link #tryMakeRoom}: its bytes and its encoded key. */
+  void append(UnsafeRow row) {
+    long pointer = rows.append(row);
+    Platform.putLong(pointers.getBaseObject(), pointers.getBaseOffset() + 8L * numRows, pointer);
+    keys.encoder.encode(row, scratch);
+    long base = keyWords.address();
+    for (int w = 0; w < scratch.length; w++) {
+      HostMemory.putLong(base + 8L * ((long) w * capacity + numRows), scratch[w]);
+    }
+    numRows++;
+  }
+
+  private boolean tryGrow() {
+    if (capacity >= KeyBatch.MAX_ROWS) {
+      return false;
+    }
+    int newCapacity = (int) Math.min(KeyBatch.MAX_ROWS,
+        capacity == 0 ? INITIAL_ROWS : 2L * capacity);
+    long keyBytes = 8L * keys.numWords * newCapacity;
+    long total = 8L * newCapacity + HostBuffer.sizeClassBytes(keyBytes)
+        + SORT_BYTES_PER_ROW * newCapacity + SORT_BYTES_SLACK;
+    if (!memory.tryReserve(total)) {
+      return false;
+    }
+    MemoryBlock newPointers = memory.allocateReserved(8L * newCapacity);
+    HostBuffer newKeys = null;
+    if (newPointers != null) {
+      try {
+        newKeys = HostBuffer.acquireTransferable(keyBytes);
+      } catch (OutOfMemoryError e) {
+        // The OS refused native memory that Spark's accounting allowed: spill as if refused.
+      }
+    }
+    if (newKeys == null) {
+      if (newPointers != null) {
+        memory.freeReserved(newPointers);
+      }
+      memory.unreserve(total);
+      return false;
+    }
+    if (numRows > 0) {
+      Platform.copyMemory(pointers.getBaseObject(), pointers.getBaseOffset(),
+          newPointers.getBaseObject(), newPointers.getBaseOffset(), 8L * numRows);
+      for (int w = 0; w < keys.numWords; w++) {
+        HostMemory.copy(keyWords.address() + 8L * w * capacity,
+            newKeys.address() + 8L * w * newCapacity, 8L * numRows);
+      }
+    }
+    releaseIndex();
+    pointers = newPointers;
+    keyWords = newKeys;
+    capacity = newCapacity;
+    reservedBytes = total;
+    return true;
+  }
+
+  /**
+   * Sorts the run, on the engine or, for {@code presortedRuns} input (a concatenation of sorted
+   * runs), by merging them on the host; hands its rows and keys to the returned run and starts
+   * empty again. Asks Spark for no memory.
+   */
+  SortedRun seal(EngineStage engine, boolean presortedRuns, SortMetrics metrics,
+      Runnable killCheck) {
+    if (numRows == 0) {
+      throw new IllegalStateException("sealing an empty run");
+    }
+    int n = numRows;
+    compactKeyColumns(n);
+    KeyBatch batch = new KeyBatch(keyWords, n, keys.numWords, keys.layout.keyBits());
+    HostBuffer permutation = HostBuffer.acquireTransferable(4L * n);
+    try {
+      if (!presortedRuns || !mergePresorted(batch, permutation, killCheck)) {
+        engine.sort(batch, permutation);
+      }
+      if (keys.exact) {
+        breakTies(batch, permutation, metrics, killCheck);
+      }
+    } catch (RuntimeException | Error e) {
+      permutation.close();
+      throw e;
+    }
+    long sortBytes = reservedBytes - 8L * capacity - keyWords.sizeBytes();
+    memory.unreserve(sortBytes - permutation.sizeBytes());
+    SortedRun run = new SortedRun(memory, rows, pointers, keyWords, permutation, n, keys.numWords,
+        8L * capacity + keyWords.sizeBytes() + permutation.sizeBytes());
+    rows = new RowStore(memory, blockBytes);
+    pointers = null;
+    keyWords = null;
+    capacity = 0;
+    numRows = 0;
+    reservedBytes = 0;
+    return run;
+  }
+
+  /** Moves key column w from stride {@link #capacity} to stride n, as a {@link KeyBatch} has them. */
+  private void compactKeyColumns(int n) {
+    if (n == capacity) {
+      return;
+    }
+    long base = keyWords.address();
+    for (int w = 1; w < keys.numWords; w++) {
+      // Overlapping ranges, copied downwards: Unsafe.copyMemory moves like memmove.
+      HostMemory.copy(base + 8L * w * capacity, base + 8L * w * n, 8L * n);
+    }
+  }
+
+  /**
+   * Orders presorted runs (found from the keys themselves, so the order in which they arrived does
+   * not matter) by a loser-tree merge; false, having done nothing, when they are so short that
+   * sorting is cheaper.
+   */
+  private boolean mergePresorted(KeyBatch batch, HostBuffer permutation, Runnable killCheck) {
+    int n = batch.numRows();
+    IntComparator cmp = checked(rowComparator(batch), killCheck);
+    int maxRuns = n / MIN_ROWS_PER_PRESORTED_RUN + 1;
+    List<Integer> starts = new ArrayList<>();
+    starts.add(0);
+    for (int r = 1; r < n; r++) {
+      if (cmp.compare(r - 1, r) > 0) {
+        starts.add(r);
+        if (starts.size() > maxRuns) {
+          return false;
+        }
+      }
+    }
+    int[] runStarts = new int[starts.size() + 1];
+    for (int i = 0; i < starts.size(); i++) {
+      runStarts[i] = starts.get(i);
+    }
+    runStarts[starts.size()] = n;
+    int[] identity = new int[n];
+    for (int r = 0; r < n; r++) {
+      identity[r] = r;
+    }
+    int[] merged = runStarts.length == 2 ? identity : LoserTree.merge(identity, runStarts, cmp);
+    HostMemory.copyFromArray(merged, 0, permutation.address(), n);
+    return true;
+  }
+
+  /**
+   * Orders each group of rows whose truncated keys tie by Spark's exact comparison, in place in
+   * {@code permutation}.
+   */
+  private void breakTies(KeyBatch batch, HostBuffer permutation, SortMetrics metrics,
+      Runnable killCheck) {
+    int n = batch.numRows();
+    IntComparator exact = checked(exactComparator(), killCheck);
+    long address = permutation.address();
+    int start = 0;
+    int checked = 0;
+    while (start < n) {
+      int first = HostMemory.getInt(address + 4L * start);
+      int end = start + 1;
+      while (end < n && sameKey(batch, first, HostMemory.getInt(address + 4L * end))) {
+        end++;
+      }
+      int size = end - start;
+      if (size > 1) {
+        int[] group = new int[size];
+        HostMemory.copyToArray(address + 4L * start, group, 0, size);
+        IntSorts.sort(group, 0, size, exact);
+        HostMemory.copyFromArray(group, 0, address + 4L * start, size);
+        SortMetrics.add(metrics.tieBrokenRows, size);
+      }
+      if (end - checked >= KILL_CHECK_ROWS) {
+        killCheck.run();
+        checked = end;
+      }
+      start = end;
+    }
+  }
+
+  private static boolean sameKey(KeyBatch batch, int a, int b) {
+    for (int w = 0; w < batch.numWords(); w++) {
+      if (batch.word(a, w) != batch.word(b, w)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** Row indices compared by key words, then exactly when truncated keys tie. */
+  private IntComparator rowComparator(KeyBatch batch) {
+    IntComparator exact = keys.exact ? exactComparator() : null;
+    return (a, b) -> {
+      for (int w = 0; w < batch.numWords(); w++) {
+        int c = Long.compareUnsigned(batch.word(a, w), batch.word(b, w));
+        if (c != 0) {
+          return c;
+        }
+      }
+      return exact == null ? 0 : exact.compare(a, b);
+    };
+  }
+
+  /** Row indices compared by Spark's ordering of their rows. */
+  private IntComparator exactComparator() {
+    UnsafeRow left = new UnsafeRow(numFields);
+    UnsafeRow right = new UnsafeRow(numFields);
+    return (a, b) -> {
+      rows.pointTo(left, pointer(a));
+      rows.pointTo(right, pointer(b));
+      return keys.ordering.compare(left, right);
+    };
+  }
+
+  private long pointer(int row) {
+    return Platform.getLong(pointers.getBaseObject(), pointers.getBaseOffset() + 8L * row);
+  }
+
+  /** {@code cmp}, checking for a killed task every 65536 comparisons. */
+  private static IntComparator checked(IntComparator cmp, Runnable killCheck) {
+    int[] count = {0};
+    return (a, b) -> {
+      if ((++count[0] & (KILL_CHECK_ROWS - 1)) == 0) {
+        killCheck.run();
+      }
+      return cmp.compare(a, b);
+    };
+  }
+
+  private void releaseIndex() {
+    if (pointers != null) {
+      memory.freeReserved(pointers);
+      pointers = null;
+    }
+    if (keyWords != null) {
+      keyWords.close();
+      keyWords = null;
+    }
+    memory.unreserve(reservedBytes);
+    reservedBytes = 0;
+  }
+
+  /** Frees everything the run holds; idempotent. */
+  @Override
+  public void close() {
+    releaseIndex();
+    rows.freeAllBut(-1);
+    capacity = 0;
+    numRows = 0;
+  }
+}

@@ -1,0 +1,119 @@
+package io.gpusort.sql;
+
+import io.gpusort.merge.MergeTree;
+import java.io.IOException;
+import java.util.Iterator;
+import java.util.List;
+import java.util.NoSuchElementException;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+
+/**
+ * The output stage of the row path: the sorted rows of one task's sort, read from its runs (in
+ * memory and on disk) and merged by key as they are read, with Spark's exact comparison where
+ * truncated keys tie. One run is read straight through. The returned row is valid until the next
+ * call; the last one is a copy, since everything the sort held is released as it is returned.
+ */
+final class SortOutput implements Iterator<InternalRow>, MergeTree.Sources {
+  /** Rows between two checks for a killed task. */
+  private static final int KILL_CHECK_ROWS = 4096;
+
+  private final RowCursor[] cursors;
+  private final RowKeys keys;
+  private final Runnable killCheck;
+  private final Runnable onExhausted;
+  private final MergeTree tree;
+  private long remaining;
+  private long returned;
+
+  /**
+   * Reads {@code cursors} (runs in the order their rows arrived, so that equal keys keep it);
+   * runs {@code onExhausted} once the last row is returned.
+   */
+  SortOutput(List<RowCursor> cursors, RowKeys keys, Runnable killCheck, Runnable onExhausted) {
+    this.cursors = cursors.toArray(new RowCursor[0]);
+    this.keys = keys;
+    this.killCheck = killCheck;
+    this.onExhausted = onExhausted;
+    for (RowCursor c : cursors) {
+      remaining += c.numRows();
+    }
+    this.tree = this.cursors.length > 1 ? new MergeTree(this.cursors.length, this) : null;
+  }
+
+  @Override
+  public boolean hasNext() {
+    return remaining > 0;
+  }
+
+  @Override
+  public InternalRow next() {
+    if (remaining == 0) {
+      throw new NoSuchElementException();
+    }
+    if ((++returned & (KILL_CHECK_ROWS - 1)) == 0) {
+      killCheck.run();
+    }
+    UnsafeRow row;
+    if (tree == null) {
+      if (!cursors[0].advance()) {
+        throw new IllegalStateException("a run ended " + remaining + " rows early");
+      }
+      row = cursors[0].row();
+    } else {
+      int s = tree.next();
+      if (s < 0) {
+        throw new IllegalStateException("the runs ended " + remaining + " rows early");
+      }
+      row = cursors[s].row();
+    }
+    remaining--;
+    if (remaining == 0) {
+      row = row.copy();
+      onExhausted.run();
+    }
+    return row;
+  }
+
+  /**
+   * Moves the runs still in memory to disk, keeping only the blocks of the rows now being read;
+   * returns the bytes freed.
+   */
+  long spillInMemoryRuns(MemoryRunCursor.RunWriterFn writer) throws IOException {
+    long freed = 0;
+    for (RowCursor c : cursors) {
+      if (c instanceof MemoryRunCursor m && m.inMemory()) {
+        freed += m.spillRest(writer);
+      }
+    }
+    return freed;
+  }
+
+  /** Releases every run; idempotent. */
+  void close() {
+    for (RowCursor c : cursors) {
+      c.close();
+    }
+  }
+
+  @Override
+  public boolean advance(int s) {
+    return cursors[s].advance();
+  }
+
+  @Override
+  public int compare(int a, int b) {
+    return compareHeads(cursors[a], cursors[b], keys);
+  }
+
+  /** Two cursors' current rows by key, then by Spark's ordering when truncated keys tie. */
+  static int compareHeads(RowCursor x, RowCursor y, RowKeys keys) {
+    for (int w = 0; w < keys.numWords; w++) {
+      int c = Long.compareUnsigned(x.keyWord(w), y.keyWord(w));
+      if (c != 0) {
+        return c;
+      }
+    }
+    return keys.exact ? keys.ordering.compare(x.row(), y.row()) : 0;
+  }
+}
