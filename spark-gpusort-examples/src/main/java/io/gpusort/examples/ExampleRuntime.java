@@ -1,5 +1,6 @@
 package io.gpusort.examples;
 
+import java.util.List;
 import org.apache.logging.log4j.Level;
 import org.apache.logging.log4j.LogManager;
 import org.apache.logging.log4j.core.LoggerContext;
@@ -16,6 +17,20 @@ import org.apache.spark.storage.StorageLevel;
 
 /** What the example programs share: the Spark session, quiet logging, and sort timing. */
 final class ExampleRuntime {
+  /**
+   * Loggers of the Spark classes that report a failed task or job, each report with the task's
+   * stack trace: the executor's "Exception in task", the scheduler's "Lost task" and "Task ...
+   * failed ...; aborting job", the writers' "Aborting job". A program that reports the failure
+   * itself can silence them (see {@link #quietLoggingUnlessConfigured(boolean)}).
+   */
+  static final List<String> TASK_FAILURE_LOGGERS = List.of(
+      "org.apache.spark.executor.Executor",
+      "org.apache.spark.scheduler.TaskSetManager",
+      "org.apache.spark.scheduler.TaskSchedulerImpl",
+      "org.apache.spark.scheduler.DAGScheduler",
+      "org.apache.spark.internal.io.SparkHadoopWriter",
+      "org.apache.spark.sql.execution.datasources.FileFormatWriter");
+
   private ExampleRuntime() {}
 
   /**
@@ -38,6 +53,17 @@ final class ExampleRuntime {
    * Under spark-submit, or with {@code -Dlog4j2.configurationFile}, logging is left as configured.
    */
   static void quietLoggingUnlessConfigured() {
+    quietLoggingUnlessConfigured(true);
+  }
+
+  /**
+   * As {@link #quietLoggingUnlessConfigured()}; unless {@code logTaskFailures}, the
+   * {@link #TASK_FAILURE_LOGGERS} are also turned off, for a program that reports a failed job
+   * itself and would otherwise have its one-line error buried under the same failure's stack
+   * traces, repeated by every Spark class it passes through. Logging that was configured is
+   * never changed.
+   */
+  static void quietLoggingUnlessConfigured(boolean logTaskFailures) {
     if (System.getProperty("log4j2.configurationFile") != null
         || System.getProperty("log4j.configurationFile") != null) {
       return;
@@ -46,6 +72,16 @@ final class ExampleRuntime {
         || !(context.getConfiguration() instanceof DefaultConfiguration)) {
       return;
     }
+    // Spark replaces a configuration that still looks like log4j's default; this one does not.
+    Configurator.reconfigure(quietConfiguration(logTaskFailures));
+  }
+
+  /**
+   * The configuration {@link #quietLoggingUnlessConfigured(boolean)} installs: warnings and
+   * errors to stderr, host startup warnings and, unless {@code logTaskFailures}, the
+   * {@link #TASK_FAILURE_LOGGERS} off.
+   */
+  static BuiltConfiguration quietConfiguration(boolean logTaskFailures) {
     ConfigurationBuilder<BuiltConfiguration> b =
         ConfigurationBuilderFactory.newConfigurationBuilder();
     b.add(b.newAppender("stderr", "Console")
@@ -57,8 +93,12 @@ final class ExampleRuntime {
     // UI port taken), which say nothing about the program's result.
     b.add(b.newLogger("org.apache.hadoop.util.NativeCodeLoader", Level.ERROR));
     b.add(b.newLogger("org.apache.spark.util.Utils", Level.ERROR));
-    // Spark replaces a configuration that still looks like log4j's default; this one does not.
-    Configurator.reconfigure(b.build());
+    if (!logTaskFailures) {
+      for (String logger : TASK_FAILURE_LOGGERS) {
+        b.add(b.newLogger(logger, Level.OFF));
+      }
+    }
+    return b.build();
   }
 
   /**

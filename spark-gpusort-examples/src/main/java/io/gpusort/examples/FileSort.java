@@ -6,11 +6,15 @@ import io.gpusort.examples.FileSortArgs.KeySpec;
 import io.gpusort.examples.FileSortArgs.UsageException;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.file.FileSystemException;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileStatus;
 import org.apache.hadoop.fs.FileSystem;
@@ -21,6 +25,7 @@ import org.apache.spark.sql.DataFrameWriter;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Observation;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SaveMode;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.functions;
 
@@ -35,10 +40,13 @@ import org.apache.spark.sql.functions;
  * }</pre>
  *
  * <p>Every mistake that can be found before sorting (bad arguments, missing input, unknown column,
- * existing output) is reported as one line on stderr with exit code 2; a failure while sorting or
- * writing gives exit code 1. The output is written to a hidden sibling directory and renamed into
- * place only when complete (see {@link StagedOutput}), so a failed run leaves no output behind.
- * Without a master from {@code --master} or spark-submit, Spark runs locally on all cores.
+ * existing or unwritable output) is reported as one line on stderr with exit code 2; a failure
+ * while reading, sorting or writing gives exit code 1. Either way the last line on stderr is
+ * {@code FileSort: error: } and the message of the error's root cause; {@code --verbose} prints the
+ * stack trace before it. The output location is proven writable before the input is read; the
+ * output is written to a hidden sibling directory and renamed into place only when complete (see
+ * {@link StagedOutput}), so a failed run leaves no output behind. Without a master from
+ * {@code --master} or spark-submit, Spark runs locally on all cores.
  */
 public final class FileSort {
   static final int EXIT_OK = 0;
@@ -50,11 +58,15 @@ public final class FileSort {
   private FileSort() {}
 
   public static void main(String[] args) {
-    ExampleRuntime.quietLoggingUnlessConfigured();
     System.exit(run(args, System.out, System.err));
   }
 
-  /** Runs the command line {@code argv} in a session of its own; returns the exit code. */
+  /**
+   * Runs the command line {@code argv} in a session of its own; returns the exit code. Logging is
+   * made quiet first unless it was configured (see
+   * {@link ExampleRuntime#quietLoggingUnlessConfigured(boolean)}), Spark's reports of failed tasks
+   * included unless {@code --verbose}.
+   */
   static int run(String[] argv, PrintStream out, PrintStream err) {
     FileSortArgs args;
     try {
@@ -67,6 +79,7 @@ public final class FileSort {
       out.println(FileSortArgs.USAGE);
       return EXIT_OK;
     }
+    ExampleRuntime.quietLoggingUnlessConfigured(args.verbose());
     SparkSession spark = ExampleRuntime.createSession(
         args.demo() ? "spark-gpusort demo" : "spark-gpusort FileSort", args.master(), "local[*]");
     try {
@@ -76,7 +89,11 @@ public final class FileSort {
     }
   }
 
-  /** Runs parsed arguments in {@code spark}; returns the exit code instead of exiting. */
+  /**
+   * Runs parsed arguments in {@code spark}; returns the exit code instead of exiting. An error
+   * ends with one line on {@code err} naming its root cause, preceded by its stack trace when
+   * {@code args.verbose()}.
+   */
   static int execute(SparkSession spark, FileSortArgs args, PrintStream out, PrintStream err) {
     Map<String, String> previous = setSessionConf(spark, partitionSettings(args.partitions()));
     try {
@@ -84,10 +101,10 @@ public final class FileSort {
           ? SortDemo.run(spark, args.demoRows(), args.partitions(), out)
           : sortFile(spark, args, out);
     } catch (UsageException e) {
-      err.println(PREFIX + e.getMessage());
+      report(e, e.getMessage(), args.verbose(), err);
       return EXIT_USAGE;
     } catch (Exception e) {
-      err.println(PREFIX + firstLine(e));
+      report(e, rootCauseLine(e), args.verbose(), err);
       return EXIT_FAILED;
     } finally {
       setSessionConf(spark, previous);
@@ -119,24 +136,39 @@ public final class FileSort {
       throw new UsageException("output already exists: " + output + " (--overwrite replaces it)");
     }
 
-    Dataset<Row> data = read(spark, args.format(), input);
-    Column[] sortOrders = checkedSortOrders(spark, data, args.keys());
+    long elapsedNanos;
     Observation observation = new Observation("FileSort");
-    // Counted after the sort, in the job that writes, so the input is not read once more.
-    Dataset<Row> sorted = data.transform(GpuSort.<Row>byKey(sortOrders))
-        .observe(observation, functions.count(functions.lit(1)).as("rows"));
+    try (StagedOutput staged = stageWritableOutput(outputFs, output)) {
+      Dataset<Row> data = read(spark, args.format(), input);
+      Column[] sortOrders = checkedSortOrders(spark, data, args.keys());
+      // Counted after the sort, in the job that writes, so the input is not read once more.
+      Dataset<Row> sorted = data.transform(GpuSort.<Row>byKey(sortOrders))
+          .observe(observation, functions.count(functions.lit(1)).as("rows"));
 
-    long start = System.nanoTime();
-    try (StagedOutput staged = StagedOutput.create(outputFs, output)) {
+      long start = System.nanoTime();
       write(sorted, args.outputFormat(), staged.stagingPath());
       staged.commit(args.overwrite());
+      elapsedNanos = System.nanoTime() - start;
     }
-    long elapsedNanos = System.nanoTime() - start;
     long rows = observedRows(observation);
     out.printf(Locale.ROOT, "FileSort: sorted %,d rows by %s in %.2f s (engine %s)%n", rows,
         describe(args.keys()), ExampleRuntime.seconds(elapsedNanos), engineUsed(spark));
     out.printf(Locale.ROOT, "FileSort: wrote %s to %s%n", args.outputFormat(), output);
     return EXIT_OK;
+  }
+
+  /**
+   * Stages {@code output}, which proves that it can be written (see {@link StagedOutput#create}),
+   * before any input is read: an unwritable location is then a usage error found at once, not a
+   * failed write after the whole read and sort.
+   */
+  private static StagedOutput stageWritableOutput(FileSystem fs, Path output) {
+    try {
+      return StagedOutput.create(fs, output);
+    } catch (IOException e) {
+      throw new UsageException("cannot write the output at " + output + ": " + rootCauseLine(e),
+          e);
+    }
   }
 
   private static Dataset<Row> read(SparkSession spark, String format, Path input) {
@@ -147,8 +179,10 @@ public final class FileSort {
     return reader.load(input.toString());
   }
 
+  /** Writes into {@code path}, an empty directory that {@link StagedOutput#create} made. */
   private static void write(Dataset<Row> sorted, String format, Path path) {
-    DataFrameWriter<Row> writer = sorted.write().format(format);
+    // Append, because the default mode refuses a directory that exists, even an empty one.
+    DataFrameWriter<Row> writer = sorted.write().format(format).mode(SaveMode.Append);
     if (format.equals("csv")) {
       writer.option("header", "true");
     }
@@ -237,14 +271,38 @@ public final class FileSort {
     return String.join(", ", parts);
   }
 
-  /** The first line of the first message in {@code e}'s chain of causes. */
-  static String firstLine(Throwable e) {
-    Throwable t = e;
-    while (t.getMessage() == null && t.getCause() != null) {
-      t = t.getCause();
+  /** Prints {@code line} as the error's last line, after {@code e}'s stack trace if verbose. */
+  private static void report(Exception e, String line, boolean verbose, PrintStream err) {
+    if (verbose) {
+      e.printStackTrace(err);
     }
-    String message = t.getMessage() != null ? t.getMessage() : t.getClass().getName();
+    err.println(PREFIX + line);
+  }
+
+  /**
+   * One line naming the root cause of {@code e}: the first line of the message of the deepest
+   * throwable in its chain of causes that has a message, or {@code e}'s class name if none has.
+   * Spark reports a failed task as a {@code SparkException} ("Job aborted due to stage failure:
+   * ...") whose message and causes repeat stack traces; the deepest message is the one that says
+   * what went wrong ("... is not a Parquet file"). A {@link FileSystemException}'s message may be
+   * just a path, so its class name ({@code AccessDeniedException}) is put before it.
+   */
+  static String rootCauseLine(Throwable e) {
+    Throwable withMessage = null;
+    // Identity, not equals: a cycle in the chain of causes must end the walk.
+    Set<Throwable> seen = Collections.newSetFromMap(new IdentityHashMap<>());
+    for (Throwable t = e; t != null && seen.add(t); t = t.getCause()) {
+      if (t.getMessage() != null && !t.getMessage().isBlank()) {
+        withMessage = t;
+      }
+    }
+    if (withMessage == null) {
+      return e.getClass().getName();
+    }
+    String message = withMessage.getMessage().strip();
     int newline = message.indexOf('\n');
-    return newline < 0 ? message : message.substring(0, newline);
+    String line = newline < 0 ? message : message.substring(0, newline).strip();
+    return withMessage instanceof FileSystemException
+        ? withMessage.getClass().getSimpleName() + ": " + line : line;
   }
 }

@@ -1,5 +1,6 @@
 package io.gpusort.examples;
 
+import io.gpusort.config.GpuSortConf;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -21,34 +22,53 @@ public final class FileSortArgs {
 
   static final long DEFAULT_DEMO_ROWS = 10_000_000L;
 
+  /**
+   * The most partitions {@code --partitions} accepts: the limit of GpuSort's output partitions,
+   * checked here so that a larger number is reported as a mistake in {@code --partitions} rather
+   * than as an invalid value of the internal setting it is passed on as.
+   */
+  static final int MAX_PARTITIONS = GpuSortConf.MAX_OUTPUT_PARTITIONS;
+
   public static final String USAGE = String.join("\n",
       "usage: FileSort --input PATH --format csv|parquet|json --key SPEC --output PATH",
-      "                [--output-format csv|parquet|json] [--partitions N] [--overwrite]"
-          + " [--master URL]",
-      "       FileSort --demo [--rows N] [--partitions N] [--master URL]",
+      "                [--output-format csv|parquet|json] [--partitions N] [--overwrite]",
+      "                [--master URL] [--verbose]",
+      "       FileSort --demo [--rows N] [--partitions N] [--master URL] [--verbose]",
       "",
       "  --key SPEC      comma-separated keys, each col[:asc|:desc][:nulls_first|:nulls_last];",
       "                  ascending keys put nulls first and descending keys nulls last unless",
       "                  told otherwise, as in Spark. col is a top-level column name.",
+      "  --output PATH   the directory written; checked to be writable before the input is",
+      "                  read, and put in place only when complete.",
       "  --partitions N  partitions of the sorted output (file mode), or of the generated input",
-      "                  and the sorted output (demo).",
+      "                  and the sorted output (demo); 1 to " + MAX_PARTITIONS + ".",
       "  --overwrite     replace --output if it exists; otherwise an existing output is an error.",
       "  --master URL    Spark master; default: the one spark-submit sets, else local[*].",
+      "  --verbose       on an error, print its stack trace and Spark's reports of failed tasks;",
+      "                  without it, an error is one line on stderr naming the root cause.",
       "  --demo          sort generated rows with GpuSort.byKey and with Dataset.orderBy, time",
       "                  both and check that they agree (default " + DEFAULT_DEMO_ROWS + " rows).");
 
   private static final Set<String> VALUE_OPTIONS = Set.of("--input", "--format", "--key",
       "--output", "--output-format", "--partitions", "--master", "--rows");
-  private static final Set<String> FLAG_OPTIONS = Set.of("--overwrite", "--demo", "--help");
+  private static final Set<String> FLAG_OPTIONS = Set.of("--overwrite", "--demo", "--help",
+      "--verbose");
   private static final Set<String> FILE_MODE_ONLY = Set.of("--input", "--format", "--key",
       "--output", "--output-format", "--overwrite");
 
-  /** A user mistake on the command line; its message is one line meant for the user. */
+  /**
+   * A user mistake on the command line or in what it names (a missing input, an unwritable
+   * output), found before any work starts; its message is one line meant for the user.
+   */
   public static final class UsageException extends IllegalArgumentException {
     private static final long serialVersionUID = 1L;
 
     UsageException(String message) {
       super(message);
+    }
+
+    UsageException(String message, Throwable cause) {
+      super(message, cause);
     }
   }
 
@@ -86,6 +106,7 @@ public final class FileSortArgs {
   private final String master;
   private final boolean overwrite;
   private final long demoRows;
+  private final boolean verbose;
 
   private FileSortArgs(Map<String, String> v) {
     this.help = v.containsKey("--help");
@@ -97,11 +118,12 @@ public final class FileSortArgs {
     this.outputFormat = v.containsKey("--output-format")
         ? parseFormat("--output-format", v.get("--output-format")) : format;
     this.partitions = v.containsKey("--partitions")
-        ? (int) parsePositive("--partitions", v.get("--partitions"), Integer.MAX_VALUE) : 0;
+        ? (int) parsePositive("--partitions", v.get("--partitions"), MAX_PARTITIONS) : 0;
     this.master = v.get("--master");
     this.overwrite = v.containsKey("--overwrite");
     this.demoRows = v.containsKey("--rows")
         ? parsePositive("--rows", v.get("--rows"), Long.MAX_VALUE) : DEFAULT_DEMO_ROWS;
+    this.verbose = v.containsKey("--verbose");
   }
 
   /** Parses {@code argv}; throws {@link UsageException} naming the first mistake. */
@@ -280,5 +302,13 @@ public final class FileSortArgs {
   /** Rows the demo generates. */
   public long demoRows() {
     return demoRows;
+  }
+
+  /**
+   * Whether {@code --verbose} was given: errors are printed with their stack traces, and Spark's
+   * reports of failed tasks are not silenced.
+   */
+  public boolean verbose() {
+    return verbose;
   }
 }

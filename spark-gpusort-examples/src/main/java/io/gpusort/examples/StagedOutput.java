@@ -13,9 +13,14 @@ import org.apache.hadoop.fs.Path;
  * Hadoop and Spark readers skip names starting with {@code .}, so a leftover staging directory is
  * not read as data.
  *
- * <p>{@link #close()} deletes the staging directory unless it was committed; it is idempotent.
+ * <p>{@link #create} makes the staging directory and proves it writable, so that an unwritable
+ * location is found before any work is done. {@link #close()} deletes the staging directory
+ * unless it was committed; it is idempotent.
  */
 final class StagedOutput implements AutoCloseable {
+  /** An empty file written into the staging directory and deleted again; readers skip "_". */
+  static final String PROBE_NAME = "_write_probe";
+
   private final FileSystem fs;
   private final Path target;
   private final Path staging;
@@ -28,19 +33,49 @@ final class StagedOutput implements AutoCloseable {
     this.staging = staging;
   }
 
-  /** Stages a write to {@code target}, an absolute path of {@code fs} that has a parent. */
+  /**
+   * Stages a write to {@code target}, an absolute path of {@code fs} that has a parent, and
+   * proves that it can be written: creates the parent (and its missing ancestors), then the
+   * staging directory, then writes and deletes an empty probe file in it. Throws the
+   * {@link IOException} of the first step that fails, such as "Mkdirs failed to create ..." or
+   * one naming "Permission denied", and then leaves no staging directory behind; parent
+   * directories it created stay.
+   */
   static StagedOutput create(FileSystem fs, Path target) throws IOException {
     Path parent = target.getParent();
     if (parent == null) {
       throw new IOException("output cannot be the root directory: " + target);
     }
-    // Rename needs the parent to exist; Spark would create it for the staging directory anyway.
-    fs.mkdirs(parent);
-    return new StagedOutput(fs, target,
+    StagedOutput staged = new StagedOutput(fs, target,
         new Path(parent, "." + target.getName() + ".tmp-" + UUID.randomUUID()));
+    try {
+      // Rename needs the parent to exist.
+      mkdirs(fs, parent);
+      mkdirs(fs, staged.staging);
+      Path probe = new Path(staged.staging, PROBE_NAME);
+      fs.create(probe, false).close();
+      if (!fs.delete(probe, false)) {
+        throw new IOException("could not delete the probe file " + probe);
+      }
+    } catch (IOException | RuntimeException e) {
+      try {
+        staged.close();
+      } catch (IOException | RuntimeException closing) {
+        e.addSuppressed(closing);
+      }
+      throw e;
+    }
+    return staged;
   }
 
-  /** Where the job writes; it must not exist yet. */
+  /** Hadoop's {@code mkdirs} reports some failures by returning false instead of throwing. */
+  private static void mkdirs(FileSystem fs, Path dir) throws IOException {
+    if (!fs.mkdirs(dir)) {
+      throw new IOException("Mkdirs failed to create " + dir);
+    }
+  }
+
+  /** Where the job writes: an empty directory, made by {@link #create}. */
   Path stagingPath() {
     return staging;
   }

@@ -7,21 +7,37 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
+import io.gpusort.config.GpuSortConf;
 import io.gpusort.examples.FileSortArgs.KeySpec;
 import io.gpusort.examples.FileSortArgs.UsageException;
 import java.io.ByteArrayOutputStream;
+import java.io.File;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
 import java.util.stream.Stream;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FSDataOutputStream;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.FilterFileSystem;
+import org.apache.hadoop.fs.permission.FsPermission;
+import org.apache.hadoop.util.Progressable;
+import org.apache.logging.log4j.Level;
+import org.apache.logging.log4j.core.config.builder.impl.BuiltConfiguration;
+import org.apache.spark.launcher.JavaModuleOptions;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.DataFrameReader;
 import org.apache.spark.sql.Dataset;
@@ -126,13 +142,46 @@ class FileSortTest {
       "--input i --format csv --key k --output o --rows 5",
       "--demo --input i",
       "--demo --rows -1",
-      "--demo=yes"})
+      "--demo=yes",
+      "--demo --verbose=yes"})
   void rejectsBadCommandLinesWithOneLineAndExitCode2(String commandLine) {
     Result r = runMain(commandLine.split(" "));
     assertEquals(FileSort.EXIT_USAGE, r.exitCode, r.err);
     assertEquals("", r.out);
     assertEquals(1, r.err.lines().count(), r.err);
     assertTrue(r.err.startsWith("FileSort: error: "), r.err);
+  }
+
+  @Test
+  void verboseIsAFlagOfBothModes() {
+    assertTrue(FileSortArgs.parse("--demo", "--verbose").verbose());
+    assertTrue(FileSortArgs.parse("--input", "i", "--format", "csv", "--key", "k", "--output", "o",
+        "--verbose").verbose());
+    assertFalse(FileSortArgs.parse("--demo").verbose());
+  }
+
+  @Test
+  void partitionsAreLimitedToWhatGpuSortAccepts() {
+    int max = GpuSortConf.MAX_OUTPUT_PARTITIONS;
+    assertTrue(FileSortArgs.USAGE.contains("1 to " + max + "."), FileSortArgs.USAGE);
+    assertEquals(max,
+        FileSortArgs.parse("--demo", "--partitions", Integer.toString(max)).partitions());
+    assertEquals(max, FileSortArgs.parse("--input", "i", "--format", "csv", "--key", "k",
+        "--output", "o", "--partitions=" + max).partitions());
+
+    String[] fileMode = {"--input", "i", "--format", "csv", "--key", "k", "--output", "o"};
+    for (String partitions : List.of(Integer.toString(max + 1), "2000000", "2147483647",
+        "2147483648")) {
+      for (String[] mode : List.of(fileMode, new String[] {"--demo"})) {
+        String[] argv = Arrays.copyOf(mode, mode.length + 2);
+        argv[mode.length] = "--partitions";
+        argv[mode.length + 1] = partitions;
+        Result r = runMain(argv);
+        assertEquals(FileSort.EXIT_USAGE, r.exitCode, r.err);
+        assertOneErrorLine(r, "--partitions must be between 1 and " + max + ", not " + partitions);
+        assertFalse(r.err.contains("spark.gpusort"), r.err);
+      }
+    }
   }
 
   @Test
@@ -170,6 +219,7 @@ class FileSortTest {
         + "b ASC NULLS LAST, s ASC NULLS FIRST"), r.out);
     assertTrue(r.out.contains("(engine "), r.out);
     assertTrue(Files.exists(output.resolve("_SUCCESS")));
+    assertFalse(Files.exists(output.resolve(StagedOutput.PROBE_NAME)));
     assertNoStagingLeft(output);
 
     Dataset<Row> in = reader(format).load(input.toString());
@@ -251,6 +301,149 @@ class FileSortTest {
     assertNoOutput(output);
   }
 
+  // ---------------------------------------------------------------- errors: one line, root cause
+
+  @Test
+  void corruptInputFailsWithTheRootCauseInOneLine() throws IOException {
+    Path input = writeCorruptParquet();
+    Path output = tmp.resolve("out");
+    Result r = execute("--input", input.toString(), "--format", "parquet", "--key", "a",
+        "--output", output.toString());
+    assertEquals(FileSort.EXIT_FAILED, r.exitCode, r.err);
+    assertOneErrorLine(r, "is not a Parquet file");
+    assertEquals(0, stackTraceLines(r.err), r.err);
+    assertNoOutput(output);
+  }
+
+  @Test
+  void verbosePrintsTheStackTraceBeforeTheRootCause() throws IOException {
+    Path input = writeCorruptParquet();
+    Path output = tmp.resolve("out");
+    Result r = execute("--input", input.toString(), "--format", "parquet", "--key", "a",
+        "--output", output.toString(), "--verbose");
+    assertEquals(FileSort.EXIT_FAILED, r.exitCode, r.err);
+    assertTrue(stackTraceLines(r.err) > 0, r.err);
+    assertTrue(r.err.contains("Caused by: "), r.err);
+    String last = lastLine(r.err);
+    assertTrue(last.startsWith("FileSort: error: ") && last.contains("is not a Parquet file"),
+        r.err);
+    assertNoOutput(output);
+  }
+
+  /**
+   * The user's view: FileSort's main in a JVM of its own with no log4j configuration, where it
+   * configures logging itself. Spark's executor, scheduler and writer would each log the failed
+   * task with its stack trace; none of that may reach stderr without --verbose.
+   */
+  @Test
+  void mainPrintsNoSparkStackTracesForAFailedTask() throws IOException, InterruptedException {
+    Path input = writeCorruptParquet();
+    Path output = tmp.resolve("out");
+    Result r = runMainInOwnJvm("--input", input.toString(), "--format", "parquet", "--key", "a",
+        "--output", output.toString(), "--master", "local[1]");
+    assertEquals(FileSort.EXIT_FAILED, r.exitCode, r.err);
+    assertEquals("", r.out);
+    String last = lastLine(r.err);
+    assertTrue(last.startsWith("FileSort: error: ") && last.contains("is not a Parquet file"),
+        r.err);
+    assertEquals(0, stackTraceLines(r.err), r.err);
+    assertNoOutput(output);
+  }
+
+  @Test
+  void quietLoggingTurnsTaskFailureReportsOffUnlessVerbose() {
+    BuiltConfiguration quiet = ExampleRuntime.quietConfiguration(false);
+    BuiltConfiguration verbose = ExampleRuntime.quietConfiguration(true);
+    for (String logger : ExampleRuntime.TASK_FAILURE_LOGGERS) {
+      assertEquals(Level.OFF, quiet.getLoggerConfig(logger).getLevel(), logger);
+      assertEquals(Level.WARN, verbose.getLoggerConfig(logger).getLevel(), logger);
+    }
+    // Other classes still warn, in both.
+    String other = "org.apache.spark.sql.execution.datasources.parquet.ParquetFileFormat";
+    assertEquals(Level.WARN, quiet.getLoggerConfig(other).getLevel());
+  }
+
+  @Test
+  void rootCauseLineIsTheDeepestMessage() {
+    Exception parquet = new RuntimeException(
+        "file:/in/x.parquet is not a Parquet file. Expected magic number at tail\nmore");
+    Exception task = new IllegalStateException("  ", parquet);
+    Exception job = new RuntimeException(
+        "Job aborted due to stage failure: Lost task 0.0\n\tat org.apache.spark.Foo", task);
+    assertEquals("file:/in/x.parquet is not a Parquet file. Expected magic number at tail",
+        FileSort.rootCauseLine(job));
+
+    assertEquals("AccessDeniedException: /out/x",
+        FileSort.rootCauseLine(new IOException("wrapped", new AccessDeniedException("/out/x"))));
+    assertEquals("java.lang.IllegalStateException",
+        FileSort.rootCauseLine(new IllegalStateException()));
+
+    Exception first = new Exception("first");
+    Exception second = new Exception("second", first);
+    first.initCause(second);
+    assertEquals("first", FileSort.rootCauseLine(second), "a cycle of causes ends the walk");
+  }
+
+  // ---------------------------------------------------------------- unwritable output
+
+  @Test
+  void outputUnderARegularFileIsRefusedBeforeTheInputIsRead() throws IOException {
+    // Reading this input fails with "is not a Parquet file": an error without it was found first.
+    Path input = writeCorruptParquet();
+    Path file = Files.writeString(tmp.resolve("a-file"), "stays a file");
+    for (Path output : List.of(file.resolve("out"), file.resolve("sub").resolve("out"))) {
+      Result r = execute("--input", input.toString(), "--format", "parquet", "--key", "a",
+          "--output", output.toString());
+      assertEquals(FileSort.EXIT_USAGE, r.exitCode, r.err);
+      assertOneErrorLine(r, "cannot write the output at file:" + output + ": ");
+      assertFalse(r.err.contains("Parquet"), r.err);
+      assertEquals("stays a file", Files.readString(file));
+    }
+  }
+
+  @Test
+  void outputInAReadOnlyDirectoryIsRefusedBeforeTheInputIsRead() throws IOException {
+    Path input = writeCorruptParquet();
+    Path readOnly = Files.createDirectory(tmp.resolve("read-only"));
+    Files.setPosixFilePermissions(readOnly, PosixFilePermissions.fromString("r-xr-xr-x"));
+    try {
+      assumeFalse(Files.isWritable(readOnly),
+          "this user (root?) can write into a read-only directory");
+      Path output = readOnly.resolve("out");
+      Result r = execute("--input", input.toString(), "--format", "parquet", "--key", "a",
+          "--output", output.toString());
+      assertEquals(FileSort.EXIT_USAGE, r.exitCode, r.err);
+      assertOneErrorLine(r, "cannot write the output at file:" + output + ": ");
+      assertFalse(r.err.contains("Parquet"), r.err);
+      assertNoOutput(output);
+    } finally {
+      Files.setPosixFilePermissions(readOnly, PosixFilePermissions.fromString("rwxr-xr-x"));
+    }
+  }
+
+  @Test
+  void stagingIsRemovedWhenItsProbeCannotBeWritten() throws IOException {
+    Configuration conf = new Configuration();
+    FileSystem refusesFiles = new FilterFileSystem(FileSystem.getLocal(conf)) {
+      @Override
+      public FSDataOutputStream create(org.apache.hadoop.fs.Path f, FsPermission permission,
+          boolean overwrite, int bufferSize, short replication, long blockSize,
+          Progressable progress) throws IOException {
+        throw new IOException(f + " (Permission denied)");
+      }
+    };
+    refusesFiles.setConf(conf);
+    Path output = tmp.resolve("new-parent").resolve("out");
+
+    IOException e = assertThrows(IOException.class, () -> StagedOutput.create(refusesFiles,
+        new org.apache.hadoop.fs.Path(output.toUri())));
+
+    assertTrue(e.getMessage().contains(StagedOutput.PROBE_NAME + " (Permission denied)"),
+        e.getMessage());
+    assertTrue(Files.isDirectory(output.getParent()), "the parent is made before the probe");
+    assertNoOutput(output);
+  }
+
   // ---------------------------------------------------------------- demo and its check
 
   @Test
@@ -292,6 +485,51 @@ class FileSortTest {
   // ---------------------------------------------------------------- helpers
 
   private record Result(int exitCode, String out, String err) {}
+
+  /**
+   * Runs FileSort's main in a JVM of its own, as {@code java -cp} would: this module's test
+   * resources (with their log4j configuration) are left off the class path.
+   */
+  private Result runMainInOwnJvm(String... argv) throws IOException, InterruptedException {
+    String classPath = Arrays.stream(
+            System.getProperty("java.class.path").split(File.pathSeparator))
+        .filter(entry -> !Path.of(entry).endsWith("test-classes"))
+        .collect(Collectors.joining(File.pathSeparator));
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.add("-Xmx1g");
+    command.addAll(Arrays.asList(JavaModuleOptions.defaultModuleOptionArray()));
+    command.add("-Dspark.ui.enabled=false");
+    command.addAll(List.of("-cp", classPath, FileSort.class.getName()));
+    command.addAll(Arrays.asList(argv));
+    Path out = tmp.resolve("main.out");
+    Path err = tmp.resolve("main.err");
+    ProcessBuilder builder = new ProcessBuilder(command)
+        .redirectOutput(out.toFile()).redirectError(err.toFile());
+    builder.environment().put("SPARK_LOCAL_IP", "127.0.0.1");
+    Process process = builder.start();
+    if (!process.waitFor(3, TimeUnit.MINUTES)) {
+      process.destroyForcibly();
+      fail("FileSort did not end within 3 minutes; stderr:\n" + Files.readString(err));
+    }
+    return new Result(process.exitValue(), Files.readString(out), Files.readString(err));
+  }
+
+  /** Lines of printed stack traces: "\tat ...", or "at org...." where tabs were stripped. */
+  private static long stackTraceLines(String text) {
+    return text.lines().filter(l -> l.startsWith("\tat ") || l.startsWith("at org.")).count();
+  }
+
+  private static String lastLine(String text) {
+    List<String> lines = text.lines().toList();
+    return lines.isEmpty() ? "" : lines.get(lines.size() - 1);
+  }
+
+  /** A file named as Parquet that holds text: Spark fails reading its footer, in a task. */
+  private Path writeCorruptParquet() throws IOException {
+    return Files.writeString(tmp.resolve("corrupt.parquet"),
+        "these bytes are not a Parquet file\n".repeat(8));
+  }
 
   private static Result runMain(String... argv) {
     return capture(argv, true);
