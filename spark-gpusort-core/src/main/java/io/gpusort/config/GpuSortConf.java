@@ -121,6 +121,12 @@ public final class GpuSortConf {
       "Bytes of a string or binary key sorted on the engine; rows whose prefixes tie are ordered "
           + "exactly on the host.");
 
+  public static final ConfEntry<Integer> SPILL_ROWS_THRESHOLD = intEntry(
+      "spark.gpusort.spill.rowsThreshold", 0, 0, Integer.MAX_VALUE,
+      "Rows a task's sort holds in memory before it writes them to disk whatever memory is left; "
+          + "0 means no limit but Spark's own spark.shuffle.spill.numElementsForceSpillThreshold. "
+          + "For testing and troubleshooting spills.");
+
   public static final ConfEntry<Long> POOL_MAX_IDLE_BYTES = bytesEntry(
       "spark.gpusort.memory.poolMaxIdleBytes", 512L << 20, 0L, 1L << 44,
       "Native host memory (plain and page-locked together) that an executor keeps idle between "

@@ -8,6 +8,8 @@ import io.gpusort.engine.EngineOptions;
 import io.gpusort.engine.EngineStats;
 import io.gpusort.engine.Engines;
 import io.gpusort.engine.SortEngine;
+import io.gpusort.memory.HostBuffer;
+import io.gpusort.memory.HostMemory;
 import java.util.Map;
 import java.util.function.LongSupplier;
 import org.apache.spark.api.plugin.ExecutorPlugin;
@@ -30,7 +32,11 @@ final class GpuSortExecutorPlugin implements ExecutorPlugin {
   @Override
   public void init(PluginContext ctx, Map<String, String> extraConf) {
     Map<String, String> settings = GpuSortPlugin.settings(ctx.conf());
-    EngineOptions options = EngineOptions.of(GpuSortConf.of(settings));
+    GpuSortConf conf = GpuSortConf.of(settings);
+    // The executor's bound on idle pooled memory, before any sort takes a buffer.
+    HostBuffer.configurePools(conf.get(GpuSortConf.POOL_MAX_IDLE_BYTES),
+        conf.get(GpuSortConf.POOL_IDLE_TIMEOUT));
+    EngineOptions options = EngineOptions.of(conf);
     String gpu = "";
     ResourceInformation gpus = ctx.resources().get("gpu");
     if (gpus != null && gpus.addresses().length > 0) {
@@ -76,6 +82,8 @@ final class GpuSortExecutorPlugin implements ExecutorPlugin {
     gauge(registry, "bytesFromDevice", EngineStats::bytesFromDevice);
     gauge(registry, "engineFallbacks", EngineStats::fallbacks);
     gauge(registry, "sortTimeNanos", EngineStats::sortNanos);
+    gauge(registry, "hostBytesInUse", HostMemory::bytesInUse);
+    gauge(registry, "hostBytesPooledIdle", HostBuffer::pooledIdleBytes);
     taskRows = registry.histogram("taskRowsSorted");
     taskSortMillis = registry.histogram("taskSortMillis");
   }
@@ -115,6 +123,7 @@ final class GpuSortExecutorPlugin implements ExecutorPlugin {
 
   @Override
   public void shutdown() {
+    HostBuffer.trimPools();
     Engines.shutdown();
   }
 }

@@ -51,6 +51,7 @@ final class ExternalRowSorter implements SortMemory.Spiller {
 
   private static final AtomicInteger OPEN_SORTS = new AtomicInteger();
   private static final AtomicLong ROWS_TAKEN_IN = new AtomicLong();
+  private static final AtomicLong SPILLS = new AtomicLong();
 
   private enum Phase { INTAKE, OUTPUT, DONE }
 
@@ -116,6 +117,11 @@ final class ExternalRowSorter implements SortMemory.Spiller {
   /** Rows taken in by the sorters of this process, counted every few thousand. */
   static long rowsTakenIn() {
     return ROWS_TAKEN_IN.get();
+  }
+
+  /** Spills of the sorters of this process so far. */
+  static long spills() {
+    return SPILLS.get();
   }
 
   /** Takes in every row of {@code input}, then returns the rows in order. */
@@ -332,6 +338,7 @@ final class ExternalRowSorter implements SortMemory.Spiller {
   }
 
   private void recordSpill(long memoryBytes, long diskBytes) {
+    SPILLS.incrementAndGet();
     SortMetrics.add(plan.metrics.spillSize, memoryBytes);
     SortMetrics.add(plan.metrics.numSpills, 1);
     task.taskMetrics().incMemoryBytesSpilled(memoryBytes);

@@ -24,7 +24,8 @@ final class SortPlan implements Serializable {
   final long advisoryPartitionBytes;
   final SortMetrics metrics;
   /**
-   * Rows a task's sort holds in memory before it spills them whatever memory is left: Spark's
+   * Rows a task's sort holds in memory before it spills them whatever memory is left: the lower
+   * of {@code spark.gpusort.spill.rowsThreshold} and Spark's
    * {@code spark.shuffle.spill.numElementsForceSpillThreshold}, which its own sorter honours too.
    */
   final int forceSpillRows;
@@ -49,7 +50,9 @@ final class SortPlan implements Serializable {
     this.maxAutoPartitions = maxAutoPartitions;
     this.advisoryPartitionBytes = advisoryPartitionBytes;
     this.metrics = metrics;
-    this.forceSpillRows = Math.max(1, forceSpillRows);
+    int ownThreshold = conf.get(GpuSortConf.SPILL_ROWS_THRESHOLD);
+    this.forceSpillRows = Math.max(1,
+        ownThreshold > 0 ? Math.min(ownThreshold, forceSpillRows) : forceSpillRows);
     this.poolMaxIdleBytes = conf.get(GpuSortConf.POOL_MAX_IDLE_BYTES);
     this.poolIdleTimeoutMillis = conf.get(GpuSortConf.POOL_IDLE_TIMEOUT);
   }

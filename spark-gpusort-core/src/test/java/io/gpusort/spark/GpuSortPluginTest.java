@@ -53,11 +53,23 @@ class GpuSortPluginTest {
 
   @Test
   void executorOpensTheEngineReportsItAndRecordsTasks() {
-    FakeContext ctx = new FakeContext(new SparkConf(false).set("spark.gpusort.engine", "cpu"),
+    FakeContext ctx = new FakeContext(new SparkConf(false).set("spark.gpusort.engine", "cpu")
+        .set("spark.gpusort.memory.poolMaxIdleBytes", "3m"),
         Map.of("gpu", new ResourceInformation("gpu", new String[] {"3"})));
     GpuSortExecutorPlugin executor = new GpuSortExecutorPlugin();
+    long boundBefore = io.gpusort.memory.HostBuffer.poolMaxIdleBytes();
+    try {
+      executorReportsAndRecords(ctx, executor);
+    } finally {
+      io.gpusort.memory.HostBuffer.configurePools(boundBefore, 30_000);
+    }
+  }
+
+  private static void executorReportsAndRecords(FakeContext ctx, GpuSortExecutorPlugin executor) {
     executor.init(ctx, Map.of());
 
+    assertEquals(3L << 20, io.gpusort.memory.HostBuffer.poolMaxIdleBytes(),
+        "the executor bounds its pools from spark.gpusort.memory.poolMaxIdleBytes");
     assertEquals(1, ctx.sent.size());
     GpuSortPlugin.EngineReport report = (GpuSortPlugin.EngineReport) ctx.sent.get(0);
     assertEquals("7", report.executorId());
@@ -80,7 +92,8 @@ class GpuSortPluginTest {
     assertEquals(5, ctx.registry.histogram("taskSortMillis").getSnapshot().getMax());
     assertTrue(ctx.registry.getGauges().keySet().containsAll(List.of("engineCalls",
         "rowsSortedOnGpu", "bytesToDevice", "bytesFromDevice", "engineFallbacks",
-        "sortTimeNanos")), ctx.registry.getGauges().keySet().toString());
+        "sortTimeNanos", "hostBytesInUse", "hostBytesPooledIdle")),
+        ctx.registry.getGauges().keySet().toString());
     executor.shutdown();
   }
 

@@ -679,9 +679,26 @@ class GpuSortOracleTest {
       List<Row> actual = withConf(conf, () -> {
         Dataset<Row> sorted = df.transform(sort.get());
         assertEquals(df.schema(), sorted.schema(), at + ": schema");
-        return sorted.collectAsList();
+        long spillsBefore = ExternalRowSorter.spills();
+        List<Row> rows = sorted.collectAsList();
+        // At most 17 output partitions (global.partitions=17 is the most any case asks for).
+        assertSpilledIfLarge(at, sorted, spillsBefore, rows.size(), 17);
+        return rows;
       });
       assertSameSortedRows(at, expected, actual, keys);
+    }
+  }
+
+  /**
+   * In the spilling run, a GpuSort of more rows than {@link SparkTestSession#SPILL_ROWS} per
+   * partition on average must have spilled: some task held more than that many rows.
+   */
+  private static void assertSpilledIfLarge(String where, Dataset<Row> sorted, long spillsBefore,
+      long rows, int partitions) {
+    if (SparkTestSession.SPILLING && rows > (long) SparkTestSession.SPILL_ROWS * partitions
+        && !SortResources.sortNodes(sorted).isEmpty()) {
+      assertTrue(ExternalRowSorter.spills() > spillsBefore,
+          where + ": " + rows + " rows in at most " + partitions + " partitions, no spill");
     }
   }
 
@@ -695,7 +712,11 @@ class GpuSortOracleTest {
       List<List<Row>> actual = withConf(conf, () -> {
         Dataset<Row> sorted = df.transform(sort.get());
         assertEquals(df.schema(), sorted.schema(), at + ": schema");
-        return sorted.javaRDD().glom().collect();
+        long spillsBefore = ExternalRowSorter.spills();
+        List<List<Row>> parts = sorted.javaRDD().glom().collect();
+        assertSpilledIfLarge(at, sorted, spillsBefore,
+            parts.stream().mapToLong(List::size).sum(), parts.size());
+        return parts;
       });
       assertEquals(expected.size(), actual.size(), at + ": number of partitions");
       for (int p = 0; p < expected.size(); p++) {

@@ -13,7 +13,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * shutdown hook stops it). Tests must not stop it.
  *
  * <p>Settings: {@code local[2]}, no UI, 8 shuffle partitions, driver bound to 127.0.0.1, adaptive
- * execution left at Spark's default. Tests that change {@code spark.gpusort.*} keys call
+ * execution left at Spark's default, a task that ends holding execution memory fails; in the
+ * spilling run ({@link #SPILLING}) also a small memory and forced spills. Tests that change {@code spark.gpusort.*} keys call
  * {@link #resetGpuSortConf()} afterwards so that the next test starts from the defaults.
  */
 public final class SparkTestSession {
@@ -29,6 +30,22 @@ public final class SparkTestSession {
 
   /** Shuffle partitions of the shared session: small, so that tests stay fast on two cores. */
   public static final int SHUFFLE_PARTITIONS = 8;
+
+  /**
+   * Whether this JVM runs the suites with spilling sorts ({@code -Dgpusort.test.spill=true}, the
+   * surefire execution "spilling"): a small execution memory (Spark's test settings), every
+   * GpuSort spilling after {@link #SPILL_ROWS} rows held, and Spark's I/O encryption on, so that
+   * spill files are compressed and encrypted as on a secured cluster.
+   */
+  public static final boolean SPILLING = Boolean.getBoolean("gpusort.test.spill");
+
+  /** Rows a task's sort holds before it spills, in the spilling run. */
+  public static final int SPILL_ROWS = 40;
+
+  /** The spark.gpusort.* settings every test starts from: none, or the spilling run's. */
+  private static final java.util.Map<String, String> BASE_GPUSORT_CONF = SPILLING
+      ? java.util.Map.of(GpuSortConf.SPILL_ROWS_THRESHOLD.key(), String.valueOf(SPILL_ROWS))
+      : java.util.Map.of();
 
   private SparkTestSession() {}
 
@@ -52,6 +69,7 @@ public final class SparkTestSession {
     for (String key : keys) {
       spark.conf().unset(key);
     }
+    BASE_GPUSORT_CONF.forEach((key, value) -> spark.conf().set(key, value));
     spark.conf().set(SQL_ENABLED, "false");
   }
 
@@ -61,7 +79,16 @@ public final class SparkTestSession {
   }
 
   private static SparkSession create() {
-    SparkSession spark = SparkSession.builder()
+    SparkSession.Builder builder = SparkSession.builder();
+    if (SPILLING) {
+      // 64 MiB of "system memory" and no reserve: about 38 MiB of execution and storage memory
+      // for the two task slots, so Spark's own operators spill as well.
+      builder.config("spark.testing.memory", String.valueOf(64L << 20))
+          .config("spark.testing.reservedMemory", "0")
+          .config("spark.io.encryption.enabled", "true");
+    }
+    BASE_GPUSORT_CONF.forEach(builder::config);
+    SparkSession spark = builder
         .master("local[2]")
         .appName("spark-gpusort-tests")
         .config("spark.ui.enabled", "false")
@@ -70,6 +97,8 @@ public final class SparkTestSession {
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.sql.extensions", "io.gpusort.spark.GpuSortExtensions")
         .config(SQL_ENABLED, "false")
+        // A task that ends holding execution memory fails, instead of a warning in the log.
+        .config("spark.unsafe.exceptionOnMemoryLeak", "true")
         .getOrCreate();
     spark.sparkContext().setLogLevel("WARN");
     return spark;

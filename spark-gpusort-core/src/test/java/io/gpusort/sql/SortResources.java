@@ -1,0 +1,113 @@
+package io.gpusort.sql;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gpusort.memory.HostBuffer;
+import io.gpusort.memory.HostMemory;
+import java.io.File;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import org.apache.spark.SparkEnv;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
+import org.apache.spark.sql.execution.adaptive.QueryStageExec;
+import org.apache.spark.sql.execution.metric.SQLMetric;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * What a sort holds while it runs, for tests that check it is all given back: the executor's
+ * execution memory, native host memory, spill files, open sorters; and the sort nodes' metrics.
+ */
+final class SortResources {
+  /** Resources in use at one moment. */
+  record Snapshot(long hostBytes, Set<String> spillFiles) {}
+
+  private SortResources() {}
+
+  static Snapshot take() {
+    return new Snapshot(HostMemory.bytesInUse(), spillFiles());
+  }
+
+  /** Temporary local blocks of this executor's disk manager: where spills go. */
+  static Set<String> spillFiles() {
+    Set<String> names = new TreeSet<>();
+    for (File f : CollectionConverters.asJava(
+        SparkEnv.get().blockManager().diskBlockManager().getAllFiles())) {
+      if (f.getName().startsWith("temp_local_")) {
+        names.add(f.getPath());
+      }
+    }
+    return names;
+  }
+
+  /**
+   * Waits (up to 10 s, for tasks still ending after a failed or cancelled job) until no sorter is
+   * open and no execution memory is used, then checks that host memory and spill files are back to
+   * {@code before} and the pools keep no more than their bound; returns the wait in milliseconds.
+   */
+  static long assertReleased(Snapshot before, String where) throws InterruptedException {
+    long start = System.nanoTime();
+    long deadline = start + 10_000_000_000L;
+    while ((ExternalRowSorter.openSorts() > 0 || executionMemoryUsed() > 0)
+        && System.nanoTime() < deadline) {
+      Thread.sleep(5);
+    }
+    long waitedMillis = (System.nanoTime() - start) / 1_000_000;
+    assertEquals(0, ExternalRowSorter.openSorts(), where + ": sorters still open");
+    assertEquals(0, executionMemoryUsed(), where + ": execution memory still used");
+    assertEquals(before.hostBytes(), HostMemory.bytesInUse(), where + ": native host memory");
+    Set<String> left = spillFiles();
+    left.removeAll(before.spillFiles());
+    assertTrue(left.isEmpty(), where + ": spill files left: " + left);
+    assertTrue(HostBuffer.pooledIdleBytes() <= HostBuffer.poolMaxIdleBytes(),
+        where + ": pools keep " + HostBuffer.pooledIdleBytes() + " idle bytes, over their bound "
+            + HostBuffer.poolMaxIdleBytes());
+    return waitedMillis;
+  }
+
+  static long executionMemoryUsed() {
+    return SparkEnv.get().memoryManager().executionMemoryUsed();
+  }
+
+  /** Every GpuSort node of an executed query, through adaptive execution's stages. */
+  static List<GpuSortExec> sortNodes(Dataset<?> executed) {
+    List<GpuSortExec> nodes = new ArrayList<>();
+    collect(executed.queryExecution().executedPlan(), nodes);
+    return nodes;
+  }
+
+  private static void collect(SparkPlan plan, List<GpuSortExec> nodes) {
+    if (plan instanceof GpuSortExec node) {
+      nodes.add(node);
+    }
+    if (plan instanceof AdaptiveSparkPlanExec adaptive) {
+      collect(adaptive.executedPlan(), nodes);
+    }
+    if (plan instanceof QueryStageExec stage) {
+      collect(stage.plan(), nodes);
+    }
+    for (SparkPlan child : CollectionConverters.asJava(plan.children())) {
+      collect(child, nodes);
+    }
+  }
+
+  /** The sum of metric {@code key} over every GpuSort node of {@code executed}. */
+  static long metric(Dataset<?> executed, String key) {
+    long sum = 0;
+    for (GpuSortExec node : sortNodes(executed)) {
+      SQLMetric metric = CollectionConverters.asJava(node.metrics()).get(key);
+      sum += metric.value();
+    }
+    return sum;
+  }
+
+  /** Rows as strings, for messages. */
+  static String head(List<Row> rows) {
+    return rows.subList(0, Math.min(5, rows.size())).toString();
+  }
+}
