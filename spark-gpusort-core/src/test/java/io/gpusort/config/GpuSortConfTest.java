@@ -52,12 +52,29 @@ class GpuSortConfTest {
       assertTrue(keys.add(entry.key()), "declared twice: " + entry.key());
       assertFalse(entry.doc() == null || entry.doc().isBlank(), "no doc: " + entry.key());
       assertFalse(entry.validValues() == null || entry.validValues().isBlank(), entry.key());
-      assertTrue(List.of("boolean", "int", "bytes", "enum").contains(entry.typeName()),
+      assertTrue(List.of("boolean", "int", "bytes", "time", "enum").contains(entry.typeName()),
           entry.key() + " has type " + entry.typeName());
       // The default, written as a user would write it, parses back to itself.
       assertEquals(entry.defaultValue(), entry.parse(entry.defaultString()), entry.key());
     }
-    assertEquals(15, keys.size(), "declared keys: " + keys);
+    assertEquals(18, keys.size(), "declared keys: " + keys);
+  }
+
+  @Test
+  void durations() {
+    assertEquals(250L, GpuSortConf.parseMillis("250"));
+    assertEquals(250L, GpuSortConf.parseMillis("250ms"));
+    assertEquals(30_000L, GpuSortConf.parseMillis("30s"));
+    assertEquals(120_000L, GpuSortConf.parseMillis("2min"));
+    assertEquals(120_000L, GpuSortConf.parseMillis("2m"));
+    assertEquals(3_600_000L, GpuSortConf.parseMillis("1h"));
+    assertEquals("30s", GpuSortConf.formatMillis(30_000));
+    assertEquals("1500ms", GpuSortConf.formatMillis(1500));
+    assertEquals("2min", GpuSortConf.formatMillis(120_000));
+    assertThrows(IllegalArgumentException.class,
+        () -> GpuSortConf.POOL_IDLE_TIMEOUT.parse("soon"));
+    assertThrows(IllegalArgumentException.class,
+        () -> GpuSortConf.POOL_IDLE_TIMEOUT.parse("5 fortnights"));
   }
 
   @Test
