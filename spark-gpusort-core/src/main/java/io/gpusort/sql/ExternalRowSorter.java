@@ -73,6 +73,8 @@ final class ExternalRowSorter implements SortMemory.Spiller {
   private Phase phase = Phase.INTAKE;
   private boolean spilling;
   private long spillDiskBytes;
+  /** Rows of the sorted runs held in memory (not counting the run being filled). */
+  private long memoryRunRows;
 
   /**
    * A sorter for one partition of {@code plan} in {@code task}. {@code presortedRuns}: the input is
@@ -149,7 +151,7 @@ final class ExternalRowSorter implements SortMemory.Spiller {
   private void insert(UnsafeRow row) throws IOException {
     int size = row.getSizeInBytes();
     int n = builder.numRows();
-    if (n >= plan.forceSpillRows) {
+    if (n + memoryRunRows >= plan.forceSpillRows) {
       spill();
     } else if (n > 0 && runBytes(n) + RowStore.recordBytes(size) + 8L * keys.numWords
         > plan.chunkBytes) {
@@ -174,7 +176,9 @@ final class ExternalRowSorter implements SortMemory.Spiller {
 
   private void sealRun() {
     long start = System.nanoTime();
-    memoryRuns.add(builder.seal(engine, presortedRuns, plan.metrics, killCheck));
+    SortedRun run = builder.seal(engine, presortedRuns, plan.metrics, killCheck);
+    memoryRuns.add(run);
+    memoryRunRows += run.numRows;
     recordSortTime(System.nanoTime() - start);
   }
 
@@ -198,6 +202,7 @@ final class ExternalRowSorter implements SortMemory.Spiller {
         run.close();
       }
       memoryRuns.clear();
+      memoryRunRows = 0;
       recordSpill(memoryBytes, spillDiskBytes - diskBefore);
     } finally {
       spilling = false;

@@ -189,17 +189,13 @@ public final class EngineBenchmark {
   }
 
   /**
-   * Raises the host buffer pool's idle cap (unless set) so that the buffers of the largest case
-   * stay pooled between repetitions: otherwise each repetition pays for fresh pages. Must run
-   * before the first buffer is acquired, since the pool reads the property once.
+   * Raises the host buffer pools' idle bound so that the buffers of the largest case stay pooled
+   * between repetitions: otherwise each repetition pays for fresh pages.
    */
   private static void keepPooledBuffersOfTheLargestCase(Options options) {
-    String property = "gpusort.memory.poolMaxIdleBytes";
-    if (System.getProperty(property) == null) {
-      long maxRows = options.sizes().stream().mapToLong(Integer::longValue).max().orElse(0);
-      // keys (8 bytes a row) and permutation (4), each rounded up to a power of two by the pool
-      System.setProperty(property, Long.toString(Math.max(2L << 30, 2 * 12 * maxRows)));
-    }
+    long maxRows = options.sizes().stream().mapToLong(Integer::longValue).max().orElse(0);
+    // keys (8 bytes a row) and permutation (4), each rounded up by at most a quarter by the pool
+    HostBuffer.configurePools(Math.max(2L << 30, 2 * 15 * maxRows), 600_000);
   }
 
   /** Runs every case and prints the table; false if some engine was not available. */
