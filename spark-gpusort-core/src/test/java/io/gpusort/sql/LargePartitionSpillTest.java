@@ -18,6 +18,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 
 /**
  * One partition five times the heap (about 2.5 GB of rows in a JVM of {@code -Xmx512m}, the
@@ -26,18 +27,30 @@ import org.junit.jupiter.api.Test;
  * existed each of these killed the JVM with an OutOfMemoryError where Spark's own sort finished.
  */
 @Tag("small-heap")
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class LargePartitionSpillTest {
-  private static final long ROWS = Long.getLong("gpusort.test.largeRows", 2_500_000L);
   private static final int PAD_CHARS = 1000;
 
-  private static SparkSession spark;
-  private static Dataset<Row> input;
-  private static long expectedKeySum;
-  private static long expectedDigitSum;
+  private long rows;
+  private SparkSession spark;
+  private Dataset<Row> input;
+  private long expectedKeySum;
+  private long expectedDigitSum;
+
+  /** Rows of the one partition. */
+  long rows() {
+    return Long.getLong("gpusort.test.largeRows", 2_500_000L);
+  }
+
+  /** Settings of the session beyond the common ones. */
+  void configure(SparkSession.Builder builder) {}
 
   @BeforeAll
-  static void start() {
-    spark = SparkSession.builder()
+  void start() {
+    rows = rows();
+    SparkSession.Builder builder = SparkSession.builder();
+    configure(builder);
+    spark = builder
         .master("local[1]")
         .appName("spark-gpusort-large-partition")
         .config("spark.ui.enabled", "false")
@@ -49,18 +62,18 @@ class LargePartitionSpillTest {
         .config("spark.unsafe.exceptionOnMemoryLeak", "true")
         .getOrCreate();
     spark.sparkContext().setLogLevel("WARN");
-    input = spark.range(0, ROWS, 1, 1).selectExpr("(id * 2654435761) % 1000000007 AS k",
+    input = spark.range(0, rows, 1, 1).selectExpr("(id * 2654435761) % 1000000007 AS k",
         "repeat(CAST(id % 10 AS STRING), " + PAD_CHARS + ") AS pad");
-    for (long id = 0; id < ROWS; id++) {
+    for (long id = 0; id < rows; id++) {
       expectedKeySum += (id * 2654435761L) % 1000000007L;
       expectedDigitSum += id % 10;
     }
-    System.out.printf("LargePartitionSpillTest: %,d rows of about %,d bytes in one partition, "
-        + "max heap %,d MiB%n", ROWS, PAD_CHARS + 24, Runtime.getRuntime().maxMemory() >> 20);
+    System.out.printf("%s: %,d rows of about %,d bytes in one partition, max heap %,d MiB%n",
+        getClass().getSimpleName(), rows, PAD_CHARS + 24, Runtime.getRuntime().maxMemory() >> 20);
   }
 
   @AfterAll
-  static void stop() {
+  void stop() {
     spark.stop();
   }
 
@@ -93,7 +106,7 @@ class LargePartitionSpillTest {
    * key order, that partitions follow each other in key order when {@code global}, and that the
    * rows are the input's (count, sum of keys, sum of the padding's digit).
    */
-  private static void check(String name, Map<String, String> conf, boolean global,
+  void check(String name, Map<String, String> conf, boolean global,
       UnaryOperator<Dataset<Row>> sort) throws InterruptedException {
     conf.forEach(spark.conf()::set);
     try {
@@ -121,20 +134,25 @@ class LargePartitionSpillTest {
           previousMax = part[6];
         }
       }
-      assertEquals(ROWS, rows, name + ": rows");
+      assertEquals(this.rows, rows, name + ": rows");
       assertEquals(expectedKeySum, keySum, name + ": sum of keys");
       assertEquals(expectedDigitSum, digitSum, name + ": sum of the padding's digit");
       long spills = SortResources.metric(summaries, "numSpills");
       long spillBytes = SortResources.metric(summaries, "spillSize");
-      System.out.printf("LargePartitionSpillTest: %s: %.1f s, %d spills, %,d MiB spilled, "
-          + "peak %,d MiB%n", name, (System.nanoTime() - start) / 1e9, spills, spillBytes >> 20,
-          SortResources.metric(summaries, "peakMemory") >> 20);
+      long peakBytes = SortResources.metric(summaries, "peakMemory");
+      System.out.printf("%s: %s: %.1f s, %d spills, %,d MiB spilled, peak %,d MiB%n",
+          getClass().getSimpleName(), name, (System.nanoTime() - start) / 1e9, spills,
+          spillBytes >> 20, peakBytes >> 20);
       assertTrue(spills > 0, name + ": no spill reported");
+      checkPeak(name, peakBytes);
       SortResources.assertReleased(before, name);
     } finally {
       conf.keySet().forEach(spark.conf()::unset);
     }
   }
+
+  /** Checks the sorts' peak memory (the sum over their tasks). */
+  void checkPeak(String name, long peakBytes) {}
 
   /** [partition, rows, sum of k, sum of d, rows out of order, first k, last k]. */
   private static java.util.Iterator<long[]> summarize(java.util.Iterator<Row> rows) {
