@@ -39,13 +39,19 @@ public final class RunWriter implements Closeable {
    * {@code rowOffset} of {@code rowBase} (an array, or null for an off-heap address).
    */
   public void write(long[] key, Object rowBase, long rowOffset, int rowSize) throws IOException {
+    write(key, 0, rowBase, rowOffset, rowSize);
+  }
+
+  /** As {@link #write(long[], Object, long, int)}, the key at {@code keys[keyFrom..]}. */
+  public void write(long[] keys, int keyFrom, Object rowBase, long rowOffset, int rowSize)
+      throws IOException {
     int header = headerBytes(numWords);
     if (buffer.length - used < header) {
       flushBuffer();
     }
     long at = HostMemory.BYTE_ARRAY_OFFSET + used;
     for (int w = 0; w < numWords; w++) {
-      HostMemory.putLong(buffer, at + 8L * w, key[w]);
+      HostMemory.putLong(buffer, at + 8L * w, keys[keyFrom + w]);
     }
     HostMemory.putInt(buffer, at + 8L * numWords, rowSize);
     used += header;

@@ -42,6 +42,8 @@ final class ExternalRowSorter implements SortMemory.Spiller {
   private static final Logger LOG = LoggerFactory.getLogger(ExternalRowSorter.class);
   /** Rows between two checks for a killed task. */
   private static final int KILL_CHECK_ROWS = 4096;
+  /** Rows gathered from a run at once when it is written to disk. */
+  private static final int WRITE_BATCH_ROWS = 1024;
   /** The most spilled runs read at once; more are merged into fewer files first. */
   static final int MAX_MERGE_WIDTH = 64;
   /** The largest row block; a task's page size may be larger. */
@@ -169,9 +171,12 @@ final class ExternalRowSorter implements SortMemory.Spiller {
     builder.append(row);
   }
 
-  /** Bytes of the current run's rows and keys, what {@code chunk.maxBytes} bounds. */
+  /**
+   * Bytes of the current run's rows, keys and row pointers (8 bytes a row, for the size the
+   * blocks keep before each row): what {@code chunk.maxBytes} bounds.
+   */
   private long runBytes(int n) {
-    return builder.heldRowBytes() + 8L * n * (keys.numWords + 1);
+    return builder.heldRowBytes() + 8L * n * keys.numWords;
   }
 
   private void sealRun() {
@@ -214,16 +219,21 @@ final class ExternalRowSorter implements SortMemory.Spiller {
   private FileRun writeRun(SortedRun run, int from) throws IOException {
     SpillFile file = store.create();
     files.add(file);
-    long[] key = new long[keys.numWords];
+    int numWords = keys.numWords;
+    long[] pointers = new long[WRITE_BATCH_ROWS];
+    int[] sizes = new int[WRITE_BATCH_ROWS];
+    long[] keyWords = new long[WRITE_BATCH_ROWS * numWords];
     RowStore rows = run.rows();
-    try (RunWriter writer = new RunWriter(file.openForWrite(), keys.numWords)) {
-      for (int i = from; i < run.numRows; i++) {
-        if (((i - from) & (KILL_CHECK_ROWS - 1)) == KILL_CHECK_ROWS - 1) {
-          killCheck.run();
+    try (RunWriter writer = new RunWriter(file.openForWrite(), numWords)) {
+      for (int start = from; start < run.numRows; start += WRITE_BATCH_ROWS) {
+        killCheck.run();
+        int count = Math.min(WRITE_BATCH_ROWS, run.numRows - start);
+        run.gather(start, count, pointers, sizes, keyWords);
+        for (int j = 0; j < count; j++) {
+          long pointer = pointers[j];
+          writer.write(keyWords, j * numWords, rows.base(pointer), rows.offset(pointer),
+              sizes[j]);
         }
-        run.copyKey(i, key);
-        long pointer = run.pointerAt(i);
-        writer.write(key, rows.base(pointer), rows.offset(pointer), rows.size(pointer));
       }
     }
     spillDiskBytes += file.sizeOnDiskBytes();

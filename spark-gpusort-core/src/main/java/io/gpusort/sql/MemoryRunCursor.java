@@ -17,12 +17,20 @@ final class MemoryRunCursor implements RowCursor {
     FileRun write(SortedRun run, int from) throws IOException;
   }
 
+  /** Rows read ahead from the run at once, so that their random reads overlap. */
+  private static final int BATCH_ROWS = 128;
+
   private final SortedRun run;
   private final SortMemory memory;
   private final UnsafeRow row;
-  /** The current key, copied when a merge compares keys; null when nothing reads keys. */
-  private final long[] key;
   private final int numFields;
+  private final int numWords;
+  private final long[] pointerBatch = new long[BATCH_ROWS];
+  private final int[] sizeBatch = new int[BATCH_ROWS];
+  /** Key words of the batch's rows, when a merge compares keys; null when nothing reads keys. */
+  private final long[] keyBatch;
+  private int batchStart;
+  private int batchEnd;
   private int position = -1;
   /** The rest of the run once spilled; rows come from it after the current one. */
   private FileRunCursor rest;
@@ -34,8 +42,9 @@ final class MemoryRunCursor implements RowCursor {
     this.run = run;
     this.memory = memory;
     this.numFields = numFields;
+    this.numWords = numWords;
     this.row = new UnsafeRow(numFields);
-    this.key = readsKeys ? new long[numWords] : null;
+    this.keyBatch = readsKeys ? new long[BATCH_ROWS * numWords] : null;
   }
 
   @Override
@@ -51,10 +60,13 @@ final class MemoryRunCursor implements RowCursor {
       return false;
     }
     position++;
-    run.pointTo(row, position);
-    if (key != null) {
-      run.copyKey(position, key);
+    if (position >= batchEnd) {
+      batchStart = position;
+      batchEnd = Math.min(run.numRows, position + BATCH_ROWS);
+      run.gather(batchStart, batchEnd - batchStart, pointerBatch, sizeBatch, keyBatch);
     }
+    int j = position - batchStart;
+    run.rows().pointTo(row, pointerBatch[j], sizeBatch[j]);
     return true;
   }
 
@@ -65,7 +77,7 @@ final class MemoryRunCursor implements RowCursor {
 
   @Override
   public long keyWord(int w) {
-    return onRest ? rest.keyWord(w) : key[w];
+    return onRest ? rest.keyWord(w) : keyBatch[(position - batchStart) * numWords + w];
   }
 
   @Override

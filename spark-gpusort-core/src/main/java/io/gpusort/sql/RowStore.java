@@ -78,6 +78,13 @@ final class RowStore {
     target.pointTo(block.getBaseObject(), at + RECORD_HEADER_BYTES, size);
   }
 
+  /** As {@link #pointTo(UnsafeRow, long)}, with the row's size already known. */
+  void pointTo(UnsafeRow target, long pointer, int size) {
+    MemoryBlock block = blocks.get(blockIndex(pointer));
+    target.pointTo(block.getBaseObject(),
+        block.getBaseOffset() + (pointer & OFFSET_MASK) + RECORD_HEADER_BYTES, size);
+  }
+
   Object base(long pointer) {
     return blocks.get(blockIndex(pointer)).getBaseObject();
   }

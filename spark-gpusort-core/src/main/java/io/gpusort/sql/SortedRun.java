@@ -57,17 +57,35 @@ final class SortedRun implements AutoCloseable {
     rows.pointTo(target, pointerAt(i));
   }
 
-  /** Copies the key of position {@code i} into {@code key}. */
-  void copyKey(int i, long[] key) {
-    long row = rowAt(i);
-    long base = keyWords.address();
-    for (int w = 0; w < numWords; w++) {
-      key[w] = HostMemory.getLong(base + 8L * (w * (long) numRows + row));
-    }
-  }
-
   RowStore rows() {
     return rows;
+  }
+
+  /**
+   * Reads positions {@code [from, from + count)} into the arrays, in one loop whose loads do not
+   * depend on each other, so that the CPU overlaps their cache misses (the permutation makes every
+   * read random): each row's pointer and size (which brings the row's first bytes into the cache)
+   * and, when {@code keys} is not null, its key words ({@code numWords} a row).
+   */
+  void gather(int from, int count, long[] pointersOut, int[] sizesOut, long[] keys) {
+    long permAddress = permutation.address() + 4L * from;
+    Object pointerBase = pointers.getBaseObject();
+    long pointerOffset = pointers.getBaseOffset();
+    for (int j = 0; j < count; j++) {
+      long pointer = Platform.getLong(pointerBase,
+          pointerOffset + 8L * HostMemory.getInt(permAddress + 4L * j));
+      pointersOut[j] = pointer;
+      sizesOut[j] = rows.size(pointer);
+    }
+    if (keys != null) {
+      long keyBase = keyWords.address();
+      for (int j = 0; j < count; j++) {
+        long row = HostMemory.getInt(permAddress + 4L * j);
+        for (int w = 0; w < numWords; w++) {
+          keys[j * numWords + w] = HostMemory.getLong(keyBase + 8L * (w * (long) numRows + row));
+        }
+      }
+    }
   }
 
   /**
