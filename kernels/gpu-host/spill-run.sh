@@ -10,7 +10,7 @@
 # Environment: ENGINE (cuda), ROWS and REPS of SortBenchmark (1e8, 3), SPILL_ROWS, SPILL_PAD and
 # SPILL_HEAP of SpillBenchmark (6e7 rows of 100 bytes of padding under -Xmx6g), MASTER
 # (local[16]), OLD (a folder with core/ and examples/ class folders of the build to compare),
-# GPU_TESTS (1 runs them).
+# GPU_TESTS, SORT and SPILL (1 runs that part; 0 leaves it out, to split the work over calls).
 set -uo pipefail
 out=$1
 host_sh=$(ls .gpu-bundle/part-*/host.sh | tail -n 1)
@@ -30,11 +30,15 @@ sort_bench() {  # $1: label, $2: classpath prefix (empty for the bundle's classe
     --reps ${REPS:-3} --master '$master'" > "$out/sort-benchmark-$1.txt" 2>&1
   echo "SortBenchmark ($1) exit $?"; grep -E "^(case|Dataset|GpuSort|SortBenchmark)" "$out/sort-benchmark-$1.txt"
 }
-sort_bench new ""
+if [ "${SORT:-1}" = 1 ]; then
+  sort_bench new ""
+fi
 if [ -n "${OLD:-}" ]; then
   sort_bench old "$OLD/core:$OLD/examples:"
 fi
-bash "$host_sh" run -- java -Xmx${SPILL_HEAP:-6g} io.gpusort.examples.SpillBenchmark \
-  --engine "$engine" --rows ${SPILL_ROWS:-60000000} --pad ${SPILL_PAD:-100} --master "$master" \
-  --reps 1 --warmups 1 > "$out/spill-benchmark.txt" 2>&1
-echo "SpillBenchmark exit $?"; grep -vE "^[0-9:]+ WARN" "$out/spill-benchmark.txt" | tail -12
+if [ "${SPILL:-1}" = 1 ]; then
+  bash "$host_sh" run -- java -Xmx${SPILL_HEAP:-6g} io.gpusort.examples.SpillBenchmark \
+    --engine "$engine" --rows ${SPILL_ROWS:-60000000} --pad ${SPILL_PAD:-100} \
+    --master "$master" --reps ${SPILL_REPS:-1} --warmups 1 > "$out/spill-benchmark.txt" 2>&1
+  echo "SpillBenchmark exit $?"; grep -vE "^[0-9:]+ WARN" "$out/spill-benchmark.txt" | tail -12
+fi
