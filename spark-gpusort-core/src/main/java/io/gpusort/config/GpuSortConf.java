@@ -128,7 +128,7 @@ public final class GpuSortConf {
           + "For testing and troubleshooting spills.");
 
   public static final ConfEntry<Long> POOL_MAX_IDLE_BYTES = bytesEntry(
-      "spark.gpusort.memory.poolMaxIdleBytes", 1L << 30, 0L, 1L << 44,
+      "spark.gpusort.memory.poolMaxIdleBytes", 4L << 30, 0L, 1L << 44,
       "Native host memory (plain and page-locked together) that an executor keeps idle between "
           + "sorts for reuse, outside Spark's execution memory; a buffer released beyond this is "
           + "freed at once. 0 keeps none.");

@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.AtomicLong;
  */
 final class IdleLimit {
   /** The limit of this process's pools; {@link HostBuffer#configurePools} sets it. */
-  static final IdleLimit PROCESS = new IdleLimit(1L << 30, 30_000);
+  static final IdleLimit PROCESS = new IdleLimit(4L << 30, 30_000);
 
   private volatile long maxIdleBytes;
   private volatile long idleTimeoutMillis;
