@@ -129,6 +129,14 @@ final class ExampleRuntime {
     return System.nanoTime() - start;
   }
 
+  /** The median of {@code values} (the mean of the middle two for an even count). */
+  static double median(double[] values) {
+    double[] sorted = values.clone();
+    java.util.Arrays.sort(sorted);
+    int n = sorted.length;
+    return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  }
+
   static double seconds(long nanos) {
     return nanos / 1e9;
   }

@@ -167,7 +167,7 @@ public final class SortBenchmark {
   private void printTable(List<Case> cases, double[][] seconds, PrintStream out) {
     double[] medians = new double[cases.size()];
     for (int i = 0; i < cases.size(); i++) {
-      medians[i] = median(seconds[i]);
+      medians[i] = ExampleRuntime.median(seconds[i]);
     }
     out.printf(Locale.ROOT, "%-36s %-7s %9s %9s %9s %9s %7s%n",
         "case", "engine", "median s", "min s", "max s", "Mrows/s", "ratio");
@@ -186,12 +186,5 @@ public final class SortBenchmark {
     List<String> names = new ArrayList<>();
     cases.forEach(c -> names.add(c.name()));
     return names.indexOf(name);
-  }
-
-  private static double median(double[] values) {
-    double[] sorted = values.clone();
-    Arrays.sort(sorted);
-    int n = sorted.length;
-    return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
   }
 }

@@ -187,7 +187,7 @@ public final class SpillBenchmark {
       PrintStream out) {
     List<String> names = new ArrayList<>();
     cases.forEach(c -> names.add(c.name()));
-    double[] medians = Arrays.stream(seconds).mapToDouble(SpillBenchmark::median).toArray();
+    double[] medians = Arrays.stream(seconds).mapToDouble(ExampleRuntime::median).toArray();
     out.printf(Locale.ROOT, "%-30s %-7s %9s %9s %9s %12s %12s %7s %8s%n", "case", "engine",
         "median s", "min s", "max s", "spill mem MiB", "spill disk MiB", "ratio", "x floor");
     for (int i = 0; i < cases.size(); i++) {
@@ -204,13 +204,6 @@ public final class SpillBenchmark {
     out.println("ratio: median of the case / median of Spark's own sort of the same kind; "
         + "x floor: / median of the same rows scanned (within) or hash-shuffled (global); "
         + "spill: the last repetition's tasks' memory and disk bytes spilled");
-  }
-
-  private static double median(double[] values) {
-    double[] sorted = values.clone();
-    Arrays.sort(sorted);
-    int n = sorted.length;
-    return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
   }
 
   /** Sums the spill metrics of the tasks that end. */
