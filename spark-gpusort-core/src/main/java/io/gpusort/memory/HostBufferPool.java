@@ -33,6 +33,8 @@ final class HostBufferPool {
   private final Map<Long, ArrayDeque<Long>> idle = new HashMap<>();
   private long idleBytes;
   private long lastUseMillis = System.currentTimeMillis();
+  /** Whether the trimming thread watches this pool. */
+  private volatile boolean watched;
 
   HostBufferPool(NativeAllocator allocator, IdleLimit limit) {
     this.allocator = allocator;
@@ -41,6 +43,7 @@ final class HostBufferPool {
 
   /** Registers a pool of the process with the thread that frees idle memory after the timeout. */
   static HostBufferPool watched(HostBufferPool pool) {
+    pool.watched = true;
     WATCHED.add(pool);
     return pool;
   }
@@ -74,7 +77,7 @@ final class HostBufferPool {
     idle.computeIfAbsent(classBytes, k -> new ArrayDeque<>()).push(address);
     idleBytes += classBytes;
     HostMemory.track(-classBytes);
-    if (this.isWatched()) {
+    if (watched) {
       ensureTrimmer();
     }
   }
@@ -101,10 +104,6 @@ final class HostBufferPool {
 
   synchronized long idleBytes() {
     return idleBytes;
-  }
-
-  private boolean isWatched() {
-    return WATCHED.contains(this);
   }
 
   /** Frees the idle blocks of every watched pool now. */

@@ -1,5 +1,6 @@
 package io.gpusort.memory;
 
+import io.gpusort.config.GpuSortConf;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -8,8 +9,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * bytes together: the process's plain and page-locked pools share {@link #PROCESS}.
  */
 final class IdleLimit {
-  /** The limit of this process's pools; {@link HostBuffer#configurePools} sets it. */
-  static final IdleLimit PROCESS = new IdleLimit(4L << 30, 30_000);
+  /**
+   * The limit of this process's pools, at the defaults of its settings until
+   * {@link HostBuffer#configurePools} sets it.
+   */
+  static final IdleLimit PROCESS = new IdleLimit(GpuSortConf.POOL_MAX_IDLE_BYTES.defaultValue(),
+      GpuSortConf.POOL_IDLE_TIMEOUT.defaultValue());
 
   private volatile long maxIdleBytes;
   private volatile long idleTimeoutMillis;

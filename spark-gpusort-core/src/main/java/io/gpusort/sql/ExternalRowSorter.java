@@ -300,17 +300,7 @@ final class ExternalRowSorter implements SortMemory.Spiller {
     files.add(file);
     long rows = 0;
     try (RunWriter writer = new RunWriter(file.openForWrite(), keys.numWords)) {
-      MergeTree tree = new MergeTree(cursors.size(), new MergeTree.Sources() {
-        @Override
-        public boolean advance(int s) {
-          return cursors.get(s).advance();
-        }
-
-        @Override
-        public int compare(int a, int b) {
-          return SortOutput.compareHeads(cursors.get(a), cursors.get(b), keys);
-        }
-      });
+      MergeTree tree = new CursorMerge(cursors, keys).tree();
       for (int s = tree.next(); s >= 0; s = tree.next()) {
         if ((++rows & (KILL_CHECK_ROWS - 1)) == 0) {
           killCheck.run();

@@ -14,12 +14,11 @@ import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
  * truncated keys tie. One run is read straight through. The returned row is valid until the next
  * call; the last one is a copy, since everything the sort held is released as it is returned.
  */
-final class SortOutput implements Iterator<InternalRow>, MergeTree.Sources {
+final class SortOutput implements Iterator<InternalRow> {
   /** Rows between two checks for a killed task. */
   private static final int KILL_CHECK_ROWS = 4096;
 
   private final RowCursor[] cursors;
-  private final RowKeys keys;
   private final Runnable killCheck;
   private final Runnable onExhausted;
   private final MergeTree tree;
@@ -32,13 +31,12 @@ final class SortOutput implements Iterator<InternalRow>, MergeTree.Sources {
    */
   SortOutput(List<RowCursor> cursors, RowKeys keys, Runnable killCheck, Runnable onExhausted) {
     this.cursors = cursors.toArray(new RowCursor[0]);
-    this.keys = keys;
     this.killCheck = killCheck;
     this.onExhausted = onExhausted;
     for (RowCursor c : cursors) {
       remaining += c.numRows();
     }
-    this.tree = this.cursors.length > 1 ? new MergeTree(this.cursors.length, this) : null;
+    this.tree = this.cursors.length > 1 ? new CursorMerge(cursors, keys).tree() : null;
   }
 
   @Override
@@ -94,26 +92,5 @@ final class SortOutput implements Iterator<InternalRow>, MergeTree.Sources {
     for (RowCursor c : cursors) {
       c.close();
     }
-  }
-
-  @Override
-  public boolean advance(int s) {
-    return cursors[s].advance();
-  }
-
-  @Override
-  public int compare(int a, int b) {
-    return compareHeads(cursors[a], cursors[b], keys);
-  }
-
-  /** Two cursors' current rows by key, then by Spark's ordering when truncated keys tie. */
-  static int compareHeads(RowCursor x, RowCursor y, RowKeys keys) {
-    for (int w = 0; w < keys.numWords; w++) {
-      int c = Long.compareUnsigned(x.keyWord(w), y.keyWord(w));
-      if (c != 0) {
-        return c;
-      }
-    }
-    return keys.exact ? keys.ordering.compare(x.row(), y.row()) : 0;
   }
 }

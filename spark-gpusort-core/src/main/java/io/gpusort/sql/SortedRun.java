@@ -2,7 +2,6 @@ package io.gpusort.sql;
 
 import io.gpusort.memory.HostBuffer;
 import io.gpusort.memory.HostMemory;
-import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 import org.apache.spark.unsafe.Platform;
 import org.apache.spark.unsafe.memory.MemoryBlock;
 
@@ -51,10 +50,6 @@ final class SortedRun implements AutoCloseable {
 
   long pointerAt(int i) {
     return Platform.getLong(pointers.getBaseObject(), pointers.getBaseOffset() + 8L * rowAt(i));
-  }
-
-  void pointTo(UnsafeRow target, int i) {
-    rows.pointTo(target, pointerAt(i));
   }
 
   RowStore rows() {

@@ -129,6 +129,25 @@ final class ExampleRuntime {
     return System.nanoTime() - start;
   }
 
+  /**
+   * {@code value} of a benchmark's {@code option} as a whole number of at least {@code min}
+   * ({@code _} may group digits).
+   *
+   * @throws IllegalArgumentException naming the option, otherwise
+   */
+  static long wholeNumber(String option, String value, long min) {
+    try {
+      long n = Long.parseLong(value.replace("_", ""));
+      if (n >= min) {
+        return n;
+      }
+    } catch (NumberFormatException e) {
+      // reported below with the option's name
+    }
+    throw new IllegalArgumentException(option + " needs a whole number of at least " + min
+        + ", not '" + value + "'");
+  }
+
   /** The median of {@code values} (the mean of the middle two for an even count). */
   static double median(double[] values) {
     double[] sorted = values.clone();

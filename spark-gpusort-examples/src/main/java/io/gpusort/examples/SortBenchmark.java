@@ -90,9 +90,9 @@ public final class SortBenchmark {
       }
       String value = argv[i + 1];
       switch (option) {
-        case "--rows" -> rows = positive(option, value);
-        case "--reps" -> reps = positive(option, value);
-        case "--partitions" -> partitions = positive(option, value);
+        case "--rows" -> rows = ExampleRuntime.wholeNumber(option, value, 1);
+        case "--reps" -> reps = ExampleRuntime.wholeNumber(option, value, 1);
+        case "--partitions" -> partitions = ExampleRuntime.wholeNumber(option, value, 1);
         case "--master" -> master = value;
         case "--engine" -> engine = GpuSortConf.ENGINE.parse(value).name().toLowerCase(Locale.ROOT);
         default -> throw new IllegalArgumentException("unknown option '" + option
@@ -101,19 +101,6 @@ public final class SortBenchmark {
     }
     return new SortBenchmark(rows, (int) Math.min(reps, 1000), master,
         (int) Math.min(partitions, Integer.MAX_VALUE), engine);
-  }
-
-  private static long positive(String option, String value) {
-    try {
-      long n = Long.parseLong(value.replace("_", ""));
-      if (n >= 1) {
-        return n;
-      }
-    } catch (NumberFormatException e) {
-      // Reported below with the option's name.
-    }
-    throw new IllegalArgumentException(option + " needs a whole number of at least 1, not '"
-        + value + "'");
   }
 
   void run(SparkSession spark, PrintStream out) {

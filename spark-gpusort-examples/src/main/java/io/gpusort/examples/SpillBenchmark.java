@@ -95,11 +95,11 @@ public final class SpillBenchmark {
       }
       String value = argv[i + 1];
       switch (option) {
-        case "--rows" -> rows = number(option, value, 1);
-        case "--pad" -> pad = number(option, value, 0);
-        case "--partitions" -> partitions = number(option, value, 1);
-        case "--reps" -> reps = number(option, value, 1);
-        case "--warmups" -> warmups = number(option, value, 0);
+        case "--rows" -> rows = ExampleRuntime.wholeNumber(option, value, 1);
+        case "--pad" -> pad = ExampleRuntime.wholeNumber(option, value, 0);
+        case "--partitions" -> partitions = ExampleRuntime.wholeNumber(option, value, 1);
+        case "--reps" -> reps = ExampleRuntime.wholeNumber(option, value, 1);
+        case "--warmups" -> warmups = ExampleRuntime.wholeNumber(option, value, 0);
         case "--engine" -> engine = GpuSortConf.ENGINE.parse(value).name().toLowerCase(Locale.ROOT);
         case "--master" -> master = value;
         default -> throw new IllegalArgumentException("unknown option '" + option + "'; options "
@@ -109,19 +109,6 @@ public final class SpillBenchmark {
     return new SpillBenchmark(rows, (int) Math.min(pad, 1 << 20),
         (int) Math.min(partitions, GpuSortConf.MAX_OUTPUT_PARTITIONS), (int) Math.min(reps, 100),
         (int) Math.min(warmups, 10), engine, master);
-  }
-
-  private static long number(String option, String value, long min) {
-    try {
-      long n = Long.parseLong(value.replace("_", ""));
-      if (n >= min) {
-        return n;
-      }
-    } catch (NumberFormatException e) {
-      // reported below with the option's name
-    }
-    throw new IllegalArgumentException(option + " needs a whole number of at least " + min
-        + ", not '" + value + "'");
   }
 
   void run(SparkSession spark, PrintStream out) throws TimeoutException {
