@@ -21,8 +21,10 @@ import org.apache.spark.sql.SparkSession;
  * An engine of GpuSort (the CPU engine unless {@code --engine} says) against Spark's own sort, measured in the same run on the same cached
  * input: {@link GpuSort#byKey} (in both {@code spark.gpusort.global.mode}s) against
  * {@code Dataset.orderBy}, and {@link GpuSort#withinPartitions} against
- * {@code sortWithinPartitions}. Each run is a noop write of the sorted rows; the cases take turns
- * within each repetition so that drift in the machine's speed spreads over all of them.
+ * {@code sortWithinPartitions}, each beside its floor measured in the same run on the same input:
+ * a hash shuffle of the rows (global sorts) or a scan of them (within partitions), with no sort.
+ * Each run is a noop write; the cases take turns within each repetition so that drift in the
+ * machine's speed spreads over all of them.
  *
  * <pre>{@code
  * spark-submit --driver-memory 8g --class io.gpusort.examples.SortBenchmark \
@@ -40,9 +42,15 @@ import org.apache.spark.sql.SparkSession;
 public final class SortBenchmark {
   private static final String KEY = "key";
 
-  /** One measured sort: what it runs, and the Spark case its ratio is taken against. */
-  private record Case(String name, String engine, String baseline, Map<String, String> conf,
-      UnaryOperator<Dataset<Row>> sort) {}
+  private static final String SCAN = "scan (no sort)";
+  private static final String SHUFFLE = "hash repartition (no sort)";
+
+  /**
+   * One measured case: what it runs, the Spark case its ratio is taken against and the floor
+   * (the same input scanned, or hash-shuffled, with no sort) its time is compared with.
+   */
+  private record Case(String name, String engine, String baseline, String floor,
+      Map<String, String> conf, UnaryOperator<Dataset<Row>> sort) {}
 
   private final long numRows;
   private final int reps;
@@ -114,7 +122,7 @@ public final class SortBenchmark {
         + "partitions, master %s, %d repetitions after 1 warm-up%n",
         numRows, numPartitions, spark.sparkContext().master(), reps);
 
-    List<Case> cases = cases(FileSort.engineUsed(spark));
+    List<Case> cases = cases(FileSort.engineUsed(spark), numPartitions);
     double[][] seconds = new double[cases.size()][reps];
     for (Case c : cases) {
       measure(spark, c, input);
@@ -129,18 +137,21 @@ public final class SortBenchmark {
     input.unpersist();
   }
 
-  private static List<Case> cases(String engine) {
+  private List<Case> cases(String engine, int numPartitions) {
     String mode = GpuSortConf.GLOBAL_MODE.key();
     return List.of(
-        new Case("Dataset.orderBy", "spark", null, Map.of(), ds -> ds.orderBy(KEY)),
-        new Case("GpuSort.byKey, global.mode=sort", engine, "Dataset.orderBy", Map.of(mode, "sort"),
-            ds -> ds.transform(GpuSort.<Row>byKey(KEY))),
-        new Case("GpuSort.byKey, global.mode=merge", engine, "Dataset.orderBy",
+        new Case(SHUFFLE, "-", null, null, Map.of(),
+            ds -> ds.repartition(numPartitions, ds.col(KEY))),
+        new Case("Dataset.orderBy", "spark", null, SHUFFLE, Map.of(), ds -> ds.orderBy(KEY)),
+        new Case("GpuSort.byKey, global.mode=sort", engine, "Dataset.orderBy", SHUFFLE,
+            Map.of(mode, "sort"), ds -> ds.transform(GpuSort.<Row>byKey(KEY))),
+        new Case("GpuSort.byKey, global.mode=merge", engine, "Dataset.orderBy", SHUFFLE,
             Map.of(mode, "merge"), ds -> ds.transform(GpuSort.<Row>byKey(KEY))),
-        new Case("Dataset.sortWithinPartitions", "spark", null, Map.of(),
+        new Case(SCAN, "-", null, null, Map.of(), ds -> ds),
+        new Case("Dataset.sortWithinPartitions", "spark", null, SCAN, Map.of(),
             ds -> ds.sortWithinPartitions(KEY)),
-        new Case("GpuSort.withinPartitions", engine, "Dataset.sortWithinPartitions", Map.of(),
-            ds -> ds.transform(GpuSort.<Row>withinPartitions(KEY))));
+        new Case("GpuSort.withinPartitions", engine, "Dataset.sortWithinPartitions", SCAN,
+            Map.of(), ds -> ds.transform(GpuSort.<Row>withinPartitions(KEY))));
   }
 
   private static double measure(SparkSession spark, Case c, Dataset<Row> input) {
@@ -156,17 +167,22 @@ public final class SortBenchmark {
     for (int i = 0; i < cases.size(); i++) {
       medians[i] = ExampleRuntime.median(seconds[i]);
     }
-    out.printf(Locale.ROOT, "%-36s %-7s %9s %9s %9s %9s %7s%n",
-        "case", "engine", "median s", "min s", "max s", "Mrows/s", "ratio");
+    out.printf(Locale.ROOT, "%-36s %-7s %9s %9s %9s %9s %7s %8s%n",
+        "case", "engine", "median s", "min s", "max s", "Mrows/s", "ratio", "x floor");
     for (int i = 0; i < cases.size(); i++) {
       Case c = cases.get(i);
-      double baseline = c.baseline() == null ? medians[i] : medians[indexOf(cases, c.baseline())];
+      String ratio = c.baseline() == null ? ""
+          : String.format(Locale.ROOT, "%.2f", medians[i] / medians[indexOf(cases, c.baseline())]);
+      String floor = c.floor() == null ? ""
+          : String.format(Locale.ROOT, "%.2f", medians[i] / medians[indexOf(cases, c.floor())]);
       double[] s = seconds[i];
-      out.printf(Locale.ROOT, "%-36s %-7s %9.3f %9.3f %9.3f %9.2f %7.2f%n", c.name(), c.engine(),
-          medians[i], Arrays.stream(s).min().orElse(0), Arrays.stream(s).max().orElse(0),
-          numRows / medians[i] / 1e6, medians[i] / baseline);
+      out.printf(Locale.ROOT, "%-36s %-7s %9.3f %9.3f %9.3f %9.2f %7s %8s%n", c.name(),
+          c.engine(), medians[i], Arrays.stream(s).min().orElse(0),
+          Arrays.stream(s).max().orElse(0), numRows / medians[i] / 1e6, ratio, floor);
     }
-    out.println("ratio: median of the case / median of Spark's own sort of the same kind");
+    out.println("ratio: median of the case / median of Spark's own sort of the same kind; "
+        + "x floor: / median of the same rows hash-shuffled (global sorts) or scanned "
+        + "(within partitions), with no sort, in the same run");
   }
 
   private static int indexOf(List<Case> cases, String name) {
