@@ -91,11 +91,29 @@ public final class GpuSortConf {
           + "supported; a session setting, read when a query is planned.");
 
   public static final ConfEntry<Long> CHUNK_BYTES = bytesEntry("spark.gpusort.chunk.maxBytes",
-      256L << 20, 1L << 10, 1L << 40,
+      32L << 20, 1L << 10, 1L << 40,
+      "Largest page of rows a task's sort holds: rows are copied into pages that start at 64k and "
+          + "double up to this size (a larger row gets a page of its own), page-locked where a GPU "
+          + "engine runs, and each page is one copy to and from the device. The unit of transfer "
+          + "and of memory requests, not of sorting: a partition is sorted by one engine call "
+          + "while it fits spark.gpusort.run.maxBytes and the memory Spark grants.");
+
+  public static final ConfEntry<Long> RUN_BYTES = bytesEntry("spark.gpusort.run.maxBytes",
+      1L << 40, 1L << 10, 1L << 50,
       "Most bytes of rows and their keys sorted by one engine call: a partition larger than this "
-          + "is sorted in several runs, merged by key as the output is read. Memory is also bounded "
-          + "by Spark's execution memory: when the task cannot get more, the runs held so far are "
-          + "written to local disk (spilled) and merged back at the end.");
+          + "is sorted in several runs, merged by key as the output is read. Memory also ends a "
+          + "run: when the task cannot get more, the runs held so far are written to local disk "
+          + "(spilled) and merged back at the end. A run whose keys exceed the device's memory "
+          + "budget is sorted there in pieces merged on the host; one whose rows, twice over, do "
+          + "not fit it is read through the permutation instead of put in order on the device.");
+
+  public static final ConfEntry<Boolean> GATHER_ROWS_ON_HOST = booleanEntry(
+      "spark.gpusort.cpu.gatherRows", false,
+      "Whether a run sorted on the CPU engine has its rows copied into sorted order on the host "
+          + "(one pass through the permutation, into memory as large as the rows, counted) before "
+          + "the output reads them front to back. Off by default: reading the rows through the "
+          + "permutation as they are handed on does the same random reads without the copy "
+          + "(BENCHMARKS.md). GPU engines put the rows in order on their device regardless.");
 
   public static final ConfEntry<GlobalMode> GLOBAL_MODE = enumEntry("spark.gpusort.global.mode",
       GlobalMode.class, GlobalMode.SORT,
@@ -128,7 +146,7 @@ public final class GpuSortConf {
           + "For testing and troubleshooting spills.");
 
   public static final ConfEntry<Long> POOL_MAX_IDLE_BYTES = bytesEntry(
-      "spark.gpusort.memory.poolMaxIdleBytes", 4L << 30, 0L, 1L << 44,
+      "spark.gpusort.memory.poolMaxIdleBytes", 8L << 30, 0L, 1L << 44,
       "Native host memory (plain and page-locked together) that an executor keeps idle between "
           + "sorts for reuse, outside Spark's execution memory; a buffer released beyond this is "
           + "freed at once. 0 keeps none.");

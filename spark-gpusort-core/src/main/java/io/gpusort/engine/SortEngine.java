@@ -37,6 +37,35 @@ public interface SortEngine extends AutoCloseable {
     }
   }
 
+  /**
+   * Whether {@link #gatherRows} runs on a device: there it costs the task a copy each way, while
+   * reading rows through the permutation on the host costs a cache miss or two per row. Engines
+   * that answer false leave the rows where they are and the caller reads them through the
+   * permutation.
+   */
+  default boolean gathersRowsOnDevice() {
+    return false;
+  }
+
+  /**
+   * Puts {@code rows} in {@code permutation} order: afterwards their pages hold the sorted stream
+   * {@link RowPages} describes. The default gathers on the host ({@link RowPages#gatherOnHost}),
+   * the reference every engine's gather is checked against.
+   *
+   * @return false when the engine cannot take the rows at once (a device too small); the pages are
+   *     then unchanged
+   * @throws EngineException if the engine fails with the pages unchanged (the caller may read the
+   *     rows through the permutation instead)
+   * @throws IllegalStateException if it fails once it has started to overwrite them: the rows are
+   *     lost, and the task must fail
+   */
+  default boolean gatherRows(RowPages rows, HostBuffer permutation) {
+    long start = System.nanoTime();
+    rows.gatherOnHost(permutation);
+    EngineTimes.ofThread().gatherNanos += System.nanoTime() - start;
+    return true;
+  }
+
   @Override
   default void close() {}
 }

@@ -3,8 +3,10 @@ package io.gpusort.sql;
 import io.gpusort.engine.EngineException;
 import io.gpusort.engine.EngineOptions;
 import io.gpusort.engine.EngineStats;
+import io.gpusort.engine.EngineTimes;
 import io.gpusort.engine.Engines;
 import io.gpusort.engine.KeyBatch;
+import io.gpusort.engine.RowPages;
 import io.gpusort.engine.SortEngine;
 import io.gpusort.memory.HostBuffer;
 import java.util.function.Function;
@@ -14,10 +16,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The device stage of the row path: one engine call per run, from encoded keys to a permutation.
- * A GPU engine that fails costs the run nothing but time: it is sorted on the CPU engine instead.
- * A killed task starts no engine call, and a call that failed because the task was killed is not
- * retried on the CPU.
+ * The device stage of the row path: one engine call per run, from encoded keys to a permutation,
+ * then, on an engine with a device, a second that puts the rows themselves in that order there. A
+ * GPU engine that fails costs the run nothing but time: it is sorted on the CPU engine instead, and
+ * rows it could not gather are read through the permutation. A killed task starts no engine call,
+ * and a call that failed because the task was killed is not retried on the CPU. Each call's
+ * stages (transfers, sort, gather) go to the node's metrics.
  */
 final class EngineStage {
   private static final Logger LOG = LoggerFactory.getLogger(EngineStage.class);
@@ -36,10 +40,13 @@ final class EngineStage {
   /** Writes the stable sorted order of {@code keys} into {@code permutation}. */
   void sort(KeyBatch keys, HostBuffer permutation) {
     killCheck.run();
-    SortEngine engine = engines.apply(plan.engineOptions.withCudaDevice(taskGpu()));
+    SortEngine engine = engine();
+    EngineTimes before = EngineTimes.ofThread().snapshot();
+    long start = System.nanoTime();
     try {
       engine.sort(keys, permutation);
       recordCall(engine, keys);
+      recordTimes(engine, before, System.nanoTime() - start);
     } catch (EngineException e) {
       // An engine interrupted by a kill fails too: the kill wins over the fallback.
       killCheck.run();
@@ -49,10 +56,64 @@ final class EngineStage {
       }
       LOG.warn("The {} engine failed on {} rows; sorting them on the CPU engine", engine.name(),
           keys.numRows(), e);
+      start = System.nanoTime();
       cpu.sort(keys, permutation);
       SortMetrics.add(plan.metrics.engineFallbacks, 1);
       EngineStats.recordFallback();
       recordCall(cpu, keys);
+      recordTimes(cpu, EngineTimes.ofThread().snapshot(), System.nanoTime() - start);
+    }
+  }
+
+  /**
+   * Puts {@code rows} in {@code permutation} order on the engine's device; false, with the rows
+   * unchanged, where the engine has no device, the rows do not fit it, or it failed (the rows are
+   * then read through the permutation).
+   */
+  boolean gatherRows(RowPages rows, HostBuffer permutation) {
+    SortEngine engine = engine();
+    if (!engine.gathersRowsOnDevice() || rows.numRows() < 2) {
+      return false;
+    }
+    killCheck.run();
+    EngineTimes before = EngineTimes.ofThread().snapshot();
+    try {
+      if (!engine.gatherRows(rows, permutation)) {
+        return false;
+      }
+    } catch (EngineException e) {
+      killCheck.run();
+      LOG.warn("The {} engine failed to gather {} rows; reading them through the permutation",
+          engine.name(), rows.numRows(), e);
+      SortMetrics.add(plan.metrics.engineFallbacks, 1);
+      EngineStats.recordFallback();
+      return false;
+    }
+    recordTimes(engine, before, 0);
+    SortMetrics.add(plan.metrics.rowsGatheredOnDevice, rows.numRows());
+    SortMetrics.add(plan.metrics.bytesToDevice, rows.recordBytes() + 12L * rows.numRows());
+    SortMetrics.add(plan.metrics.bytesFromDevice, rows.recordBytes());
+    return true;
+  }
+
+  private SortEngine engine() {
+    return engines.apply(plan.engineOptions.withCudaDevice(taskGpu()));
+  }
+
+  /**
+   * The stage times of one call: a GPU engine's own measures since {@code before}; for the CPU
+   * engine, the call's {@code wallNanos} as sort time.
+   */
+  private void recordTimes(SortEngine engine, EngineTimes before, long wallNanos) {
+    EngineTimes now = EngineTimes.ofThread();
+    SortMetrics m = plan.metrics;
+    if (EngineStats.isGpu(engine)) {
+      SortMetrics.add(m.toDeviceTime, now.toDeviceNanos - before.toDeviceNanos);
+      SortMetrics.add(m.deviceSortTime, now.sortNanos - before.sortNanos);
+      SortMetrics.add(m.gatherTime, now.gatherNanos - before.gatherNanos);
+      SortMetrics.add(m.fromDeviceTime, now.fromDeviceNanos - before.fromDeviceNanos);
+    } else {
+      SortMetrics.add(m.deviceSortTime, wallNanos);
     }
   }
 

@@ -29,10 +29,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Sorts the rows of one partition inside one task, in bounded memory: rows are taken in
- * ({@link RunBuilder}), sorted in runs on the engine ({@link EngineStage}) when a run reaches
- * {@code spark.gpusort.chunk.maxBytes}, kept in memory while Spark grants it, written to local disk
+ * ({@link RunBuilder}), sorted in runs on the engine ({@link EngineStage}), which on a GPU also
+ * puts the rows themselves in order, kept in memory while Spark grants it, written to local disk
  * when it does not or when another consumer of the task asks, and merged by key as the output is
- * read ({@link SortOutput}).
+ * read ({@link SortOutput}). A run ends when memory runs out or at {@code spark.gpusort.run
+ * .maxBytes}: a partition that fits is sorted by one engine call and read straight through.
  *
  * <p>Every byte it holds is the task's execution memory ({@link SortMemory}); everything is
  * released when the output is exhausted, and in any case when the task ends (success, failure or
@@ -46,10 +47,8 @@ final class ExternalRowSorter implements SortMemory.Spiller {
   private static final int WRITE_BATCH_ROWS = 1024;
   /** The most spilled runs read at once; more are merged into fewer files first. */
   static final int MAX_MERGE_WIDTH = 64;
-  /** The largest row block; a task's page size may be larger. */
-  private static final long MAX_BLOCK_BYTES = 8L << 20;
-  /** The smallest row block, when the chunk budget is tiny. */
-  private static final long MIN_BLOCK_BYTES = 4L << 10;
+  /** Rows of which one is timed for the intake and output stage times: 1 in 64. */
+  private static final int TIMING_SAMPLE_MASK = 63;
 
   private static final AtomicInteger OPEN_SORTS = new AtomicInteger();
   private static final AtomicLong ROWS_TAKEN_IN = new AtomicLong();
@@ -93,9 +92,8 @@ final class ExternalRowSorter implements SortMemory.Spiller {
     this.store = store;
     this.presortedRuns = presortedRuns;
     this.numFields = plan.numFields();
-    long blockBytes = Math.max(MIN_BLOCK_BYTES,
-        Math.min(Math.min(memory.pageSizeBytes(), MAX_BLOCK_BYTES), plan.chunkBytes));
-    this.builder = new RunBuilder(keys, memory, blockBytes, numFields);
+    this.builder = new RunBuilder(keys, memory, plan.chunkBytes, plan.gatherRowsOnHost,
+        numFields);
     HostBuffer.configurePools(plan.poolMaxIdleBytes, plan.poolIdleTimeoutMillis);
     memory.setSpiller(this);
     task.addTaskCompletionListener((TaskCompletionListener) context -> close());
@@ -132,14 +130,20 @@ final class ExternalRowSorter implements SortMemory.Spiller {
   Iterator<InternalRow> sort(Iterator<InternalRow> input) {
     try {
       long count = 0;
+      long sampledNanos = 0;
       while (input.hasNext()) {
         UnsafeRow row = keys.asUnsafe(input.next());
         if ((++count & (KILL_CHECK_ROWS - 1)) == 0) {
           killCheck.run();
           ROWS_TAKEN_IN.addAndGet(KILL_CHECK_ROWS);
         }
-        insert(row);
+        if ((count & TIMING_SAMPLE_MASK) == 0) {
+          sampledNanos += insertTimed(row);
+        } else {
+          insert(row);
+        }
       }
+      SortMetrics.add(plan.metrics.intakeTime, sampledNanos * (TIMING_SAMPLE_MASK + 1));
       return startOutput();
     } catch (IOException e) {
       close();
@@ -151,12 +155,28 @@ final class ExternalRowSorter implements SortMemory.Spiller {
   }
 
   private void insert(UnsafeRow row) throws IOException {
-    int size = row.getSizeInBytes();
+    makeRoom(row.getSizeInBytes());
+    builder.append(row);
+  }
+
+  /**
+   * {@link #insert}, returning the nanoseconds of the intake proper (room and copy, key encoding)
+   * without any seal or spill it caused, which the sort's own times count.
+   */
+  private long insertTimed(UnsafeRow row) throws IOException {
+    makeRoom(row.getSizeInBytes());
+    long start = System.nanoTime();
+    builder.append(row);
+    return System.nanoTime() - start;
+  }
+
+  /** Seals or spills as the limits say, then makes room for a row of {@code size} bytes. */
+  private void makeRoom(int size) throws IOException {
     int n = builder.numRows();
     if (n + memoryRunRows >= plan.forceSpillRows) {
       spill();
     } else if (n > 0 && runBytes(n) + RowStore.recordBytes(size) + 8L * keys.numWords
-        > plan.chunkBytes) {
+        > plan.runBytes) {
       sealRun();
     }
     while (!builder.tryMakeRoom(size)) {
@@ -168,12 +188,11 @@ final class ExternalRowSorter implements SortMemory.Spiller {
       }
       spill();
     }
-    builder.append(row);
   }
 
   /**
    * Bytes of the current run's rows, keys and row pointers (8 bytes a row, for the size the
-   * blocks keep before each row): what {@code chunk.maxBytes} bounds.
+   * pages keep before each row): what {@code run.maxBytes} bounds.
    */
   private long runBytes(int n) {
     return builder.heldRowBytes() + 8L * n * keys.numWords;
@@ -224,15 +243,25 @@ final class ExternalRowSorter implements SortMemory.Spiller {
     int[] sizes = new int[WRITE_BATCH_ROWS];
     long[] keyWords = new long[WRITE_BATCH_ROWS * numWords];
     RowStore rows = run.rows();
+    SortedStream stream = run.ordered ? run.stream(from) : null;
+    UnsafeRow row = new UnsafeRow(numFields);
     try (RunWriter writer = new RunWriter(file.openForWrite(), numWords)) {
       for (int start = from; start < run.numRows; start += WRITE_BATCH_ROWS) {
         killCheck.run();
         int count = Math.min(WRITE_BATCH_ROWS, run.numRows - start);
-        run.gather(start, count, pointers, sizes, keyWords);
+        if (stream != null) {
+          run.gatherKeys(start, count, keyWords);
+        } else {
+          run.gather(start, count, pointers, sizes, keyWords);
+        }
         for (int j = 0; j < count; j++) {
-          long pointer = pointers[j];
-          writer.write(keyWords, j * numWords, rows.base(pointer), rows.offset(pointer),
-              sizes[j]);
+          if (stream != null) {
+            stream.next(row);
+          } else {
+            rows.pointTo(row, pointers[j], sizes[j]);
+          }
+          writer.write(keyWords, j * numWords, row.getBaseObject(), row.getBaseOffset(),
+              row.getSizeInBytes());
         }
       }
     }
@@ -262,7 +291,7 @@ final class ExternalRowSorter implements SortMemory.Spiller {
       return Collections.emptyIterator();
     }
     long start = System.nanoTime();
-    output = new SortOutput(cursors, keys, killCheck, this::close);
+    output = new SortOutput(cursors, keys, killCheck, this::close, plan.metrics.outputTime);
     recordSortTime(System.nanoTime() - start);
     SortMetrics.add(plan.metrics.outputRows, countRows(cursors));
     return output;

@@ -1,13 +1,13 @@
 package io.gpusort.sql;
 
+import io.gpusort.memory.HostBuffer;
 import java.io.IOException;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
-import org.apache.spark.unsafe.memory.MemoryBlock;
 
 /**
  * A cursor over a sorted run in memory that can move the rest of its run to disk while the output
  * is being read ({@link #spillRest}), when another consumer of the task needs the memory. The
- * current row stays valid across that move: the block holding it is kept until the next
+ * current row stays valid across that move: the page holding it is kept until the next
  * {@link #advance()}, as Spark's sorter keeps its last page.
  */
 final class MemoryRunCursor implements RowCursor {
@@ -29,13 +29,15 @@ final class MemoryRunCursor implements RowCursor {
   private final int[] sizeBatch = new int[BATCH_ROWS];
   /** Key words of the batch's rows, when a merge compares keys; null when nothing reads keys. */
   private final long[] keyBatch;
+  /** The rows of an ordered run, read front to back; null for a run read through its permutation. */
+  private final SortedStream stream;
   private int batchStart;
   private int batchEnd;
   private int position = -1;
   /** The rest of the run once spilled; rows come from it after the current one. */
   private FileRunCursor rest;
   private boolean onRest;
-  private MemoryBlock keptBlock;
+  private HostBuffer keptPage;
 
   MemoryRunCursor(SortedRun run, SortMemory memory, int numFields, int numWords,
       boolean readsKeys) {
@@ -45,11 +47,12 @@ final class MemoryRunCursor implements RowCursor {
     this.numWords = numWords;
     this.row = new UnsafeRow(numFields);
     this.keyBatch = readsKeys ? new long[BATCH_ROWS * numWords] : null;
+    this.stream = run.ordered ? run.stream(0) : null;
   }
 
   @Override
   public boolean advance() {
-    releaseKeptBlock();
+    releaseKeptPage();
     if (rest != null) {
       onRest = rest.advance();
       return onRest;
@@ -60,6 +63,18 @@ final class MemoryRunCursor implements RowCursor {
       return false;
     }
     position++;
+    if (stream != null) {
+      if (keyBatch != null && position >= batchEnd) {
+        batchStart = position;
+        batchEnd = Math.min(run.numRows, position + BATCH_ROWS);
+        run.gatherKeys(batchStart, batchEnd - batchStart, keyBatch);
+      }
+      if (!stream.next(row)) {
+        throw new IllegalStateException("an ordered run ended at row " + position + " of "
+            + run.numRows);
+      }
+      return true;
+    }
     if (position >= batchEnd) {
       batchStart = position;
       batchEnd = Math.min(run.numRows, position + BATCH_ROWS);
@@ -87,7 +102,7 @@ final class MemoryRunCursor implements RowCursor {
 
   /**
    * Writes the rows after the current one to disk and frees the run but for the current row's
-   * block; returns the bytes freed now (the kept block's are freed at the next advance).
+   * page; returns the bytes freed now (the kept page's are freed at the next advance).
    */
   long spillRest(RunWriterFn writer) throws IOException {
     if (!run.isOpen() || rest != null) {
@@ -101,12 +116,13 @@ final class MemoryRunCursor implements RowCursor {
       rest = null;
     }
     boolean inRun = position >= 0 && position < run.numRows;
-    keptBlock = run.closeKeepingBlockOf(inRun ? position : -1);
+    int keep = !inRun ? -1 : stream != null ? stream.currentPage() : run.pageOf(position);
+    keptPage = run.closeKeepingPage(keep);
     if (rest == null) {
       // Nothing after the current row: the next advance ends the run.
       position = run.numRows - 1;
     }
-    return before - (keptBlock == null ? 0 : keptBlock.size());
+    return before - (keptPage == null ? 0 : keptPage.sizeBytes());
   }
 
   /** Whether the run is still in memory (not spilled, not exhausted). */
@@ -114,16 +130,16 @@ final class MemoryRunCursor implements RowCursor {
     return run.isOpen();
   }
 
-  private void releaseKeptBlock() {
-    if (keptBlock != null) {
-      memory.free(keptBlock);
-      keptBlock = null;
+  private void releaseKeptPage() {
+    if (keptPage != null) {
+      memory.releaseNative(keptPage);
+      keptPage = null;
     }
   }
 
   @Override
   public void close() {
-    releaseKeptBlock();
+    releaseKeptPage();
     run.close();
     if (rest != null) {
       rest.close();

@@ -1,35 +1,48 @@
 package io.gpusort.sql;
 
+import io.gpusort.engine.RowPages;
+import io.gpusort.memory.HostBuffer;
+import io.gpusort.memory.HostMemory;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 import org.apache.spark.unsafe.Platform;
-import org.apache.spark.unsafe.memory.MemoryBlock;
 
 /**
- * The rows of one run, copied as {@link UnsafeRow} bytes into blocks of the task's memory (as
- * Spark's sorter holds them: no object per row). Each record is the row's size in 8 bytes, then
- * its bytes; a row is named by a pointer, its block's index in the upper 24 bits and its offset
- * in the lower 40, and read back by pointing a reused {@code UnsafeRow} at it.
+ * The rows of one run, copied as {@link UnsafeRow} bytes into pages of native memory (page-locked
+ * once a GPU engine runs, so that they go to the device without another copy), counted in the
+ * task's {@link SortMemory}. Each record is the row's size in 8 bytes, then its bytes (the layout
+ * of {@link RowPages}); a row is named by a pointer, its page's index in the upper 24 bits and its
+ * offset in the lower 40, and read by pointing a reused {@code UnsafeRow} at it.
+ *
+ * <p>Pages start small and double up to {@code maxPageBytes}, so that a small partition holds
+ * little and a large one few pages; a row larger than that gets a page of its own.
  */
 final class RowStore {
-  /** Bytes before a row's bytes in its block: the size, padded so that rows stay 8-aligned. */
-  static final int RECORD_HEADER_BYTES = 8;
-  private static final int OFFSET_BITS = 40;
-  private static final long OFFSET_MASK = (1L << OFFSET_BITS) - 1;
+  static final int RECORD_HEADER_BYTES = RowPages.RECORD_HEADER_BYTES;
+  /** The first page's size (or {@code maxPageBytes} when smaller). */
+  static final long FIRST_PAGE_BYTES = 64L << 10;
 
   private final SortMemory memory;
-  private final long blockBytes;
-  private final List<MemoryBlock> blocks = new ArrayList<>();
-  private MemoryBlock current;
+  private final long maxPageBytes;
+  private final List<HostBuffer> pages = new ArrayList<>();
+  private long[] usedBytes = new long[8];
+  private HostBuffer current;
+  private long currentAddress;
+  private long currentCapacity;
   private long used;
   private long heldBytes;
   private long dataBytes;
+  private long nextPageBytes;
+  private int minRecordBytes = Integer.MAX_VALUE;
+  private int maxRecordBytes;
 
-  /** Rows go into blocks of {@code blockBytes}, or of one record when a row is larger. */
-  RowStore(SortMemory memory, long blockBytes) {
+  /** Rows go into pages of at most {@code maxPageBytes}, or of one record when a row is larger. */
+  RowStore(SortMemory memory, long maxPageBytes) {
     this.memory = memory;
-    this.blockBytes = blockBytes;
+    this.maxPageBytes = maxPageBytes;
+    this.nextPageBytes = Math.min(FIRST_PAGE_BYTES, maxPageBytes);
   }
 
   static long recordBytes(int rowSize) {
@@ -39,70 +52,80 @@ final class RowStore {
   /** Makes room for a row of {@code rowSize} bytes; false when the memory was refused. */
   boolean tryMakeRoom(int rowSize) {
     long needed = recordBytes(rowSize);
-    if (current != null && current.size() - used >= needed) {
+    if (current != null && currentCapacity - used >= needed) {
       return true;
     }
-    MemoryBlock block = memory.tryAllocate(Math.max(blockBytes, needed));
-    if (block == null) {
+    if (pages.size() >= 1 << (64 - RowPages.OFFSET_BITS - 1)) {
+      throw new IllegalStateException("a run of " + pages.size() + " pages is full");
+    }
+    HostBuffer page = memory.tryAcquireNative(Math.max(nextPageBytes, needed));
+    if (page == null) {
       return false;
     }
-    if (blocks.size() >= 1 << (64 - OFFSET_BITS - 1)) {
-      memory.free(block);
-      throw new IllegalStateException("a run of " + blocks.size() + " blocks is full");
+    if (pages.size() == usedBytes.length) {
+      usedBytes = Arrays.copyOf(usedBytes, 2 * usedBytes.length);
     }
-    blocks.add(block);
-    current = block;
+    pages.add(page);
+    current = page;
+    currentAddress = page.address();
+    currentCapacity = RowPages.capacityBytes(page);
     used = 0;
-    heldBytes += block.size();
+    heldBytes += page.sizeBytes();
+    nextPageBytes = Math.min(maxPageBytes, 2 * nextPageBytes);
     return true;
   }
 
-  /** Copies {@code row} into the current block (after {@link #tryMakeRoom}); returns its pointer. */
+  /** Copies {@code row} into the current page (after {@link #tryMakeRoom}); returns its pointer. */
   long append(UnsafeRow row) {
     int size = row.getSizeInBytes();
-    long at = current.getBaseOffset() + used;
-    Platform.putLong(current.getBaseObject(), at, size);
-    Platform.copyMemory(row.getBaseObject(), row.getBaseOffset(), current.getBaseObject(),
-        at + RECORD_HEADER_BYTES, size);
-    long pointer = ((long) (blocks.size() - 1) << OFFSET_BITS) | used;
-    used += recordBytes(size);
-    dataBytes += recordBytes(size);
+    long at = currentAddress + used;
+    HostMemory.putLong(at, size);
+    Platform.copyMemory(row.getBaseObject(), row.getBaseOffset(), null, at + RECORD_HEADER_BYTES,
+        size);
+    long pointer = RowPages.pointer(pages.size() - 1, used);
+    int record = RECORD_HEADER_BYTES + size;
+    used += record;
+    usedBytes[pages.size() - 1] = used;
+    dataBytes += record;
+    minRecordBytes = Math.min(minRecordBytes, record);
+    maxRecordBytes = Math.max(maxRecordBytes, record);
     return pointer;
   }
 
-  /** Points {@code target} at the row of {@code pointer}; valid while its block is held. */
+  /** Points {@code target} at the row of {@code pointer}; valid while its page is held. */
   void pointTo(UnsafeRow target, long pointer) {
-    MemoryBlock block = blocks.get(blockIndex(pointer));
-    long at = block.getBaseOffset() + (pointer & OFFSET_MASK);
-    int size = (int) Platform.getLong(block.getBaseObject(), at);
-    target.pointTo(block.getBaseObject(), at + RECORD_HEADER_BYTES, size);
+    long at = pages.get(RowPages.pageOf(pointer)).address() + RowPages.offsetOf(pointer);
+    target.pointTo(null, at + RECORD_HEADER_BYTES, (int) HostMemory.getLong(at));
   }
 
   /** As {@link #pointTo(UnsafeRow, long)}, with the row's size already known. */
   void pointTo(UnsafeRow target, long pointer, int size) {
-    MemoryBlock block = blocks.get(blockIndex(pointer));
-    target.pointTo(block.getBaseObject(),
-        block.getBaseOffset() + (pointer & OFFSET_MASK) + RECORD_HEADER_BYTES, size);
+    target.pointTo(null, address(pointer), size);
   }
 
-  Object base(long pointer) {
-    return blocks.get(blockIndex(pointer)).getBaseObject();
-  }
-
-  /** The address (with {@link #base}) of the row's bytes. */
-  long offset(long pointer) {
-    return blocks.get(blockIndex(pointer)).getBaseOffset() + (pointer & OFFSET_MASK)
+  /** The address of the row's bytes. */
+  long address(long pointer) {
+    return pages.get(RowPages.pageOf(pointer)).address() + RowPages.offsetOf(pointer)
         + RECORD_HEADER_BYTES;
   }
 
   int size(long pointer) {
-    MemoryBlock block = blocks.get(blockIndex(pointer));
-    return (int) Platform.getLong(block.getBaseObject(),
-        block.getBaseOffset() + (pointer & OFFSET_MASK));
+    return (int) HostMemory.getLong(
+        pages.get(RowPages.pageOf(pointer)).address() + RowPages.offsetOf(pointer));
   }
 
-  static int blockIndex(long pointer) {
-    return (int) (pointer >>> OFFSET_BITS);
+  /** The pages as an engine reads them, with the row index {@code pointers} of {@code n} rows. */
+  RowPages asPages(HostBuffer pointers, int n) {
+    return new RowPages(pages, Arrays.copyOf(usedBytes, pages.size()), pointers, n, dataBytes,
+        minRecordBytes == maxRecordBytes ? maxRecordBytes : 0);
+  }
+
+  HostBuffer page(int k) {
+    return pages.get(k);
+  }
+
+  int numPages() {
+    return pages.size();
   }
 
   /** Bytes of the records appended (rows and their headers). */
@@ -110,27 +133,28 @@ final class RowStore {
     return dataBytes;
   }
 
-  /** Bytes of blocks held. */
+  /** Bytes of pages held. */
   long heldBytes() {
     return heldBytes;
   }
 
   /**
-   * Frees every block but block {@code keep} (none when negative), which is returned, still
-   * counted: the caller frees it with {@link SortMemory#free} once no row points into it.
+   * Frees every page but page {@code keep} (none when negative), which is returned, still counted:
+   * the caller frees it with {@link SortMemory#releaseNative} once no row points into it.
    */
-  MemoryBlock freeAllBut(int keep) {
-    MemoryBlock kept = null;
-    for (int i = 0; i < blocks.size(); i++) {
-      MemoryBlock block = blocks.get(i);
+  HostBuffer freeAllBut(int keep) {
+    HostBuffer kept = null;
+    for (int i = 0; i < pages.size(); i++) {
       if (i == keep) {
-        kept = block;
+        kept = pages.get(i);
       } else {
-        memory.free(block);
+        memory.releaseNative(pages.get(i));
       }
     }
-    blocks.clear();
+    pages.clear();
     current = null;
+    currentAddress = 0;
+    currentCapacity = 0;
     used = 0;
     heldBytes = 0;
     dataBytes = 0;

@@ -9,8 +9,6 @@ import io.gpusort.merge.LoserTree;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
-import org.apache.spark.unsafe.Platform;
-import org.apache.spark.unsafe.memory.MemoryBlock;
 
 /**
  * The intake stage of the row path: the run being filled. Each row is copied into the run's row
@@ -41,12 +39,13 @@ final class RunBuilder implements AutoCloseable {
 
   private final RowKeys keys;
   private final SortMemory memory;
-  private final long blockBytes;
+  private final long pageBytes;
+  private final boolean gatherOnHost;
   private final int numFields;
   private final long[] scratch;
   private RowStore rows;
   /** Row index: the pointer of each row in {@link #rows}, 8 bytes a row of capacity. */
-  private MemoryBlock pointers;
+  private HostBuffer pointers;
   /** Key words, column-major with a stride of {@link #capacity}. */
   private HostBuffer keyWords;
   private int capacity;
@@ -54,13 +53,15 @@ final class RunBuilder implements AutoCloseable {
   /** Counted for the index, the key words and the sort of {@link #capacity} rows. */
   private long reservedBytes;
 
-  RunBuilder(RowKeys keys, SortMemory memory, long blockBytes, int numFields) {
+  RunBuilder(RowKeys keys, SortMemory memory, long pageBytes, boolean gatherOnHost,
+      int numFields) {
+    this.gatherOnHost = gatherOnHost;
     this.keys = keys;
     this.memory = memory;
-    this.blockBytes = blockBytes;
+    this.pageBytes = pageBytes;
     this.numFields = numFields;
     this.scratch = new long[keys.numWords];
-    this.rows = new RowStore(memory, blockBytes);
+    this.rows = new RowStore(memory, pageBytes);
   }
 
   int numRows() {
@@ -88,7 +89,7 @@ final class RunBuilder implements AutoCloseable {
   /** Takes in one row after {@link #tryMakeRoom}: its bytes and its encoded key. */
   void append(UnsafeRow row) {
     long pointer = rows.append(row);
-    Platform.putLong(pointers.getBaseObject(), pointers.getBaseOffset() + 8L * numRows, pointer);
+    HostMemory.putLong(pointers.address() + 8L * numRows, pointer);
     keys.encoder.encode(row, scratch);
     long base = keyWords.address();
     for (int w = 0; w < scratch.length; w++) {
@@ -104,30 +105,26 @@ final class RunBuilder implements AutoCloseable {
     int newCapacity = (int) Math.min(KeyBatch.MAX_ROWS,
         capacity == 0 ? INITIAL_ROWS : 2L * capacity);
     long keyBytes = 8L * keys.numWords * newCapacity;
-    long total = 8L * newCapacity + HostBuffer.sizeClassBytes(keyBytes)
+    long total = HostBuffer.sizeClassBytes(8L * newCapacity) + HostBuffer.sizeClassBytes(keyBytes)
         + SORT_BYTES_PER_ROW * newCapacity + SORT_BYTES_SLACK;
     if (!memory.tryReserve(total)) {
       return false;
     }
-    MemoryBlock newPointers = memory.allocateReserved(8L * newCapacity);
+    HostBuffer newPointers = null;
     HostBuffer newKeys = null;
-    if (newPointers != null) {
-      try {
-        newKeys = HostBuffer.acquireTransferable(keyBytes);
-      } catch (OutOfMemoryError e) {
-        // The OS refused native memory that Spark's accounting allowed: spill as if refused.
-      }
-    }
-    if (newKeys == null) {
+    try {
+      newPointers = HostBuffer.acquireTransferable(8L * newCapacity);
+      newKeys = HostBuffer.acquireTransferable(keyBytes);
+    } catch (OutOfMemoryError e) {
+      // The OS refused native memory that Spark's accounting allowed: spill as if refused.
       if (newPointers != null) {
-        memory.freeReserved(newPointers);
+        newPointers.close();
       }
       memory.unreserve(total);
       return false;
     }
     if (numRows > 0) {
-      Platform.copyMemory(pointers.getBaseObject(), pointers.getBaseOffset(),
-          newPointers.getBaseObject(), newPointers.getBaseOffset(), 8L * numRows);
+      HostMemory.copy(pointers.address(), newPointers.address(), 8L * numRows);
       for (int w = 0; w < keys.numWords; w++) {
         HostMemory.copy(keyWords.address() + 8L * w * capacity,
             newKeys.address() + 8L * w * newCapacity, 8L * numRows);
@@ -143,8 +140,9 @@ final class RunBuilder implements AutoCloseable {
 
   /**
    * Sorts the run, on the engine or, for {@code presortedRuns} input (a concatenation of sorted
-   * runs), by merging them on the host; hands its rows and keys to the returned run and starts
-   * empty again. Asks Spark for no memory.
+   * runs), by merging them on the host; puts the rows in that order where the engine gathers them
+   * on its device; hands its rows and keys to the returned run and starts empty again. Asks Spark
+   * for no memory.
    */
   SortedRun seal(EngineStage engine, boolean presortedRuns, SortMetrics metrics,
       Runnable killCheck) {
@@ -166,17 +164,38 @@ final class RunBuilder implements AutoCloseable {
       permutation.close();
       throw e;
     }
-    long sortBytes = reservedBytes - 8L * capacity - keyWords.sizeBytes();
-    memory.unreserve(sortBytes - permutation.sizeBytes());
+    boolean ordered = engine.gatherRows(rows.asPages(pointers, n), permutation)
+        || (gatherOnHost && gatherOnHost(n, permutation, metrics));
+    long indexBytes = pointers.sizeBytes() + keyWords.sizeBytes() + permutation.sizeBytes();
+    memory.unreserve(reservedBytes - indexBytes);
     SortedRun run = new SortedRun(memory, rows, pointers, keyWords, permutation, n, keys.numWords,
-        8L * capacity + keyWords.sizeBytes() + permutation.sizeBytes());
-    rows = new RowStore(memory, blockBytes);
+        indexBytes, ordered);
+    rows = new RowStore(memory, pageBytes);
     pointers = null;
     keyWords = null;
     capacity = 0;
     numRows = 0;
     reservedBytes = 0;
     return run;
+  }
+
+  /**
+   * Copies the rows into sorted order on the host, in memory counted for the copy, when Spark
+   * grants it; false, having done nothing, when it does not.
+   */
+  private boolean gatherOnHost(int n, HostBuffer permutation, SortMetrics metrics) {
+    long start = System.nanoTime();
+    long bytes = HostBuffer.sizeClassBytes(Math.max(8, rows.dataBytes()));
+    if (!memory.tryReserve(bytes)) {
+      return false;
+    }
+    try {
+      rows.asPages(pointers, n).gatherOnHost(permutation);
+    } finally {
+      memory.unreserve(bytes);
+    }
+    SortMetrics.add(metrics.gatherTime, System.nanoTime() - start);
+    return true;
   }
 
   /** Moves key column w from stride {@link #capacity} to stride n, as a {@link KeyBatch} has them. */
@@ -292,7 +311,7 @@ final class RunBuilder implements AutoCloseable {
   }
 
   private long pointer(int row) {
-    return Platform.getLong(pointers.getBaseObject(), pointers.getBaseOffset() + 8L * row);
+    return HostMemory.getLong(pointers.address() + 8L * row);
   }
 
   /** {@code cmp}, checking for a killed task every 65536 comparisons. */
@@ -308,7 +327,7 @@ final class RunBuilder implements AutoCloseable {
 
   private void releaseIndex() {
     if (pointers != null) {
-      memory.freeReserved(pointers);
+      pointers.close();
       pointers = null;
     }
     if (keyWords != null) {

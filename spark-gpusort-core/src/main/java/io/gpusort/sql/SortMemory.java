@@ -1,19 +1,17 @@
 package io.gpusort.sql;
 
+import io.gpusort.memory.HostBuffer;
 import java.io.IOException;
 import org.apache.spark.memory.MemoryConsumer;
-import org.apache.spark.memory.MemoryMode;
 import org.apache.spark.memory.TaskMemoryManager;
-import org.apache.spark.unsafe.memory.MemoryAllocator;
-import org.apache.spark.unsafe.memory.MemoryBlock;
 
 /**
  * The execution memory of one sort in one task, taken from the task's {@link TaskMemoryManager}
  * in its Tungsten mode (on-heap, or off-heap when {@code spark.memory.offHeap.enabled}), as
- * Spark's own sorter takes it. Blocks for rows and row pointers are allocated in that mode; the
- * sort's native buffers (encoded keys, permutations, which the engines and the GPU's DMA read by
- * address) and the engines' working memory are counted here too, in the same mode, before they are
- * taken.
+ * Spark's own sorter takes it. The sort's buffers are native memory (row pages, row index, encoded
+ * keys, permutations: the engines and the GPU's DMA read them by address, page-locked once a GPU
+ * engine runs), counted here in the task's mode before they are taken, as is the engines' working
+ * memory.
  *
  * <p>When another consumer of the task needs memory, Spark calls {@link #spill}, which asks the
  * sort to write what it holds to disk. Requests that come from the sort's own acquisitions are
@@ -29,23 +27,15 @@ final class SortMemory extends MemoryConsumer {
   }
 
   private final Thread owner = Thread.currentThread();
-  private final MemoryAllocator allocator;
   private Spiller spiller;
   private long peakBytes;
 
   SortMemory(TaskMemoryManager taskMemory) {
     super(taskMemory, taskMemory.pageSizeBytes(), taskMemory.getTungstenMemoryMode());
-    this.allocator = getMode() == MemoryMode.ON_HEAP ? MemoryAllocator.HEAP
-        : MemoryAllocator.UNSAFE;
   }
 
   void setSpiller(Spiller spiller) {
     this.spiller = spiller;
-  }
-
-  /** The task's page size: rows are stored in blocks of about this size. */
-  long pageSizeBytes() {
-    return taskMemoryManager.pageSizeBytes();
   }
 
   /** Counts {@code bytes} more as held; false, with nothing counted, when Spark refuses them. */
@@ -69,40 +59,28 @@ final class SortMemory extends MemoryConsumer {
     }
   }
 
-  /** A block of {@code bytes} in this task's memory mode, counted; null when refused. */
-  MemoryBlock tryAllocate(long bytes) {
-    if (!tryReserve(bytes)) {
-      return null;
-    }
-    MemoryBlock block = allocateReserved(bytes);
-    if (block == null) {
-      unreserve(bytes);
-    }
-    return block;
-  }
-
   /**
-   * A block of {@code bytes} already counted by {@link #tryReserve}; null when the JVM or the OS
-   * has less memory than Spark's accounting thought (the reservation stays).
+   * Native memory of {@code bytes} or more that the device can read (page-locked once a GPU engine
+   * runs), counted in this task's mode; null when Spark or the OS refused it.
    */
-  MemoryBlock allocateReserved(long bytes) {
+  HostBuffer tryAcquireNative(long bytes) {
+    long counted = HostBuffer.sizeClassBytes(bytes);
+    if (!tryReserve(counted)) {
+      return null;
+    }
     try {
-      return allocator.allocate(bytes);
+      return HostBuffer.acquireTransferable(bytes);
     } catch (OutOfMemoryError e) {
+      unreserve(counted);
       return null;
     }
   }
 
-  /** Frees a block from {@link #tryAllocate} and its count. */
-  void free(MemoryBlock block) {
-    long size = block.size();
-    allocator.free(block);
+  /** Frees a buffer from {@link #tryAcquireNative} and its count. */
+  void releaseNative(HostBuffer buffer) {
+    long size = buffer.sizeBytes();
+    buffer.close();
     unreserve(size);
-  }
-
-  /** Frees a block from {@link #allocateReserved}, leaving its count held. */
-  void freeReserved(MemoryBlock block) {
-    allocator.free(block);
   }
 
   /** The most bytes this sort held at once. */

@@ -39,6 +39,27 @@ final class SortMetrics implements Serializable {
   final SQLMetric numSpills;
   /** The most task memory one sort held. */
   final SQLMetric peakMemory;
+  /** Rows put in sorted order on a device, read front to back by the output. */
+  final SQLMetric rowsGatheredOnDevice;
+  /**
+   * Stage times, summed over tasks. Intake: taking rows in and encoding their keys, with the time
+   * waiting for the input (the child's rows) included, since timing each row would cost more than
+   * the row.
+   */
+  final SQLMetric intakeTime;
+  /** Keys, rows and permutations copied to a device (device clock). */
+  final SQLMetric toDeviceTime;
+  /** The key sort: on a device, its kernels; on the CPU engine, the whole call. */
+  final SQLMetric deviceSortTime;
+  /** Rows put in sorted order on the device (device clock). */
+  final SQLMetric gatherTime;
+  /** Permutations and sorted rows copied back from the device (device clock). */
+  final SQLMetric fromDeviceTime;
+  /**
+   * Reading the sorted rows out: walking ordered runs, reading rows through the permutation,
+   * merging runs and reading spilled ones; not the time of the operators above that consume them.
+   */
+  final SQLMetric outputTime;
 
   private SortMetrics(SparkContext sc) {
     this.outputRows = metric(sc, "number of output rows");
@@ -55,6 +76,17 @@ final class SortMetrics implements Serializable {
     this.spillSize = sc == null ? null : SQLMetrics.createSizeMetric(sc, "spill size", -1);
     this.numSpills = metric(sc, "number of spills");
     this.peakMemory = sc == null ? null : SQLMetrics.createSizeMetric(sc, "peak memory", -1);
+    this.rowsGatheredOnDevice = metric(sc, "rows put in order on device");
+    this.intakeTime = timing(sc, "intake time (input included)");
+    this.toDeviceTime = timing(sc, "transfer to device time");
+    this.deviceSortTime = timing(sc, "engine sort time");
+    this.gatherTime = timing(sc, "row gather time");
+    this.fromDeviceTime = timing(sc, "transfer from device time");
+    this.outputTime = timing(sc, "output time");
+  }
+
+  private static SQLMetric timing(SparkContext sc, String name) {
+    return sc == null ? null : SQLMetrics.createNanoTimingMetric(sc, name, -1);
   }
 
   static SortMetrics create(SparkContext sc) {
@@ -82,6 +114,13 @@ final class SortMetrics implements Serializable {
       map.put("spillSize", spillSize);
       map.put("numSpills", numSpills);
       map.put("peakMemory", peakMemory);
+      map.put("rowsGatheredOnDevice", rowsGatheredOnDevice);
+      map.put("intakeTime", intakeTime);
+      map.put("toDeviceTime", toDeviceTime);
+      map.put("deviceSortTime", deviceSortTime);
+      map.put("gatherTime", gatherTime);
+      map.put("fromDeviceTime", fromDeviceTime);
+      map.put("outputTime", outputTime);
     }
     return map;
   }

@@ -7,29 +7,38 @@ import java.util.List;
 import java.util.NoSuchElementException;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+import org.apache.spark.sql.execution.metric.SQLMetric;
 
 /**
  * The output stage of the row path: the sorted rows of one task's sort, read from its runs (in
  * memory and on disk) and merged by key as they are read, with Spark's exact comparison where
  * truncated keys tie. One run is read straight through. The returned row is valid until the next
- * call; the last one is a copy, since everything the sort held is released as it is returned.
+ * call; the last one is a copy, since everything the sort held is released as it is returned. The
+ * stage's time is estimated from one row in 64, timed.
  */
 final class SortOutput implements Iterator<InternalRow> {
   /** Rows between two checks for a killed task. */
   private static final int KILL_CHECK_ROWS = 4096;
+  /** One row in this many is timed for the output stage time (timing each would cost more). */
+  private static final int TIMING_SAMPLE_ROWS = 64;
 
   private final RowCursor[] cursors;
   private final Runnable killCheck;
   private final Runnable onExhausted;
   private final MergeTree tree;
+  private final SQLMetric outputTime;
   private long remaining;
   private long returned;
+  /** Nanoseconds of the rows timed, one in {@link #TIMING_SAMPLE_ROWS}. */
+  private long sampledNanos;
 
   /**
    * Reads {@code cursors} (runs in the order their rows arrived, so that equal keys keep it);
    * runs {@code onExhausted} once the last row is returned.
    */
-  SortOutput(List<RowCursor> cursors, RowKeys keys, Runnable killCheck, Runnable onExhausted) {
+  SortOutput(List<RowCursor> cursors, RowKeys keys, Runnable killCheck, Runnable onExhausted,
+      SQLMetric outputTime) {
+    this.outputTime = outputTime;
     this.cursors = cursors.toArray(new RowCursor[0]);
     this.killCheck = killCheck;
     this.onExhausted = onExhausted;
@@ -52,6 +61,16 @@ final class SortOutput implements Iterator<InternalRow> {
     if ((++returned & (KILL_CHECK_ROWS - 1)) == 0) {
       killCheck.run();
     }
+    if ((returned & (TIMING_SAMPLE_ROWS - 1)) != 0) {
+      return nextRow();
+    }
+    long start = System.nanoTime();
+    InternalRow row = nextRow();
+    sampledNanos += System.nanoTime() - start;
+    return row;
+  }
+
+  private InternalRow nextRow() {
     UnsafeRow row;
     if (tree == null) {
       if (!cursors[0].advance()) {
@@ -68,6 +87,7 @@ final class SortOutput implements Iterator<InternalRow> {
     remaining--;
     if (remaining == 0) {
       row = row.copy();
+      SortMetrics.add(outputTime, sampledNanos * TIMING_SAMPLE_ROWS);
       onExhausted.run();
     }
     return row;

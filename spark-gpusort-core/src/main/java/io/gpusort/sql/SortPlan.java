@@ -16,7 +16,12 @@ final class SortPlan implements Serializable {
   final KeySpec keys;
   final StructType inputSchema;
   final EngineOptions engineOptions;
+  /** The largest row page ({@code chunk.maxBytes}). */
   final long chunkBytes;
+  /** The most bytes of rows and keys in one run ({@code run.maxBytes}). */
+  final long runBytes;
+  /** Whether runs sorted on the CPU engine have their rows put in order on the host. */
+  final boolean gatherRowsOnHost;
   final GlobalMode globalMode;
   final int outputPartitions;
   final int sampleRowsPerPartition;
@@ -44,6 +49,8 @@ final class SortPlan implements Serializable {
     this.inputSchema = inputSchema;
     this.engineOptions = EngineOptions.of(conf);
     this.chunkBytes = conf.get(GpuSortConf.CHUNK_BYTES);
+    this.runBytes = conf.get(GpuSortConf.RUN_BYTES);
+    this.gatherRowsOnHost = conf.get(GpuSortConf.GATHER_ROWS_ON_HOST);
     this.globalMode = conf.get(GpuSortConf.GLOBAL_MODE);
     this.outputPartitions = conf.get(GpuSortConf.OUTPUT_PARTITIONS);
     this.sampleRowsPerPartition = conf.get(GpuSortConf.SAMPLE_ROWS_PER_PARTITION);

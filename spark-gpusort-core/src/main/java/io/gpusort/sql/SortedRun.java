@@ -2,28 +2,31 @@ package io.gpusort.sql;
 
 import io.gpusort.memory.HostBuffer;
 import io.gpusort.memory.HostMemory;
-import org.apache.spark.unsafe.Platform;
-import org.apache.spark.unsafe.memory.MemoryBlock;
 
 /**
  * A sorted run held in memory: its rows, row index and key columns as the intake stage left them,
- * and the permutation the engine computed. Position {@code i} of the run is its i-th row in
- * sorted order. Everything it holds is counted in the task's {@link SortMemory} until
- * {@link #close} (or {@link #closeKeepingBlockOf}).
+ * and the permutation the engine computed. Position {@code i} of the run is its i-th row in sorted
+ * order. Where the engine put the rows themselves in order ({@link #ordered}), they are read front
+ * to back ({@link #stream}); otherwise through the permutation ({@link #gather}). Everything it
+ * holds is counted in the task's {@link SortMemory} until {@link #close} (or
+ * {@link #closeKeepingPage}).
  */
 final class SortedRun implements AutoCloseable {
   final int numRows;
+  /** Whether the rows are in sorted order in their pages (the sorted stream of RowPages). */
+  final boolean ordered;
   private final SortMemory memory;
   private final int numWords;
+  private final long recordBytes;
   private RowStore rows;
-  private MemoryBlock pointers;
+  private HostBuffer pointers;
   private HostBuffer keyWords;
   private HostBuffer permutation;
-  /** Counted for the index, the keys and the permutation (the row blocks count themselves). */
+  /** Counted for the index, the keys and the permutation (the row pages count themselves). */
   private long indexBytes;
 
-  SortedRun(SortMemory memory, RowStore rows, MemoryBlock pointers, HostBuffer keyWords,
-      HostBuffer permutation, int numRows, int numWords, long indexBytes) {
+  SortedRun(SortMemory memory, RowStore rows, HostBuffer pointers, HostBuffer keyWords,
+      HostBuffer permutation, int numRows, int numWords, long indexBytes, boolean ordered) {
     this.memory = memory;
     this.rows = rows;
     this.pointers = pointers;
@@ -32,6 +35,8 @@ final class SortedRun implements AutoCloseable {
     this.numRows = numRows;
     this.numWords = numWords;
     this.indexBytes = indexBytes;
+    this.ordered = ordered;
+    this.recordBytes = rows.dataBytes();
   }
 
   /** Bytes the run holds in the task's memory. */
@@ -43,58 +48,68 @@ final class SortedRun implements AutoCloseable {
     return rows != null;
   }
 
+  RowStore rows() {
+    return rows;
+  }
+
+  /** A reader of an {@link #ordered} run's rows from position {@code from}. */
+  SortedStream stream(int from) {
+    SortedStream stream = new SortedStream(rows, recordBytes);
+    stream.skip(from);
+    return stream;
+  }
+
   /** The row index (arrival order) of position {@code i}. */
   private int rowAt(int i) {
     return HostMemory.getInt(permutation.address() + 4L * i);
   }
 
   long pointerAt(int i) {
-    return Platform.getLong(pointers.getBaseObject(), pointers.getBaseOffset() + 8L * rowAt(i));
-  }
-
-  RowStore rows() {
-    return rows;
+    return HostMemory.getLong(pointers.address() + 8L * rowAt(i));
   }
 
   /**
-   * Reads positions {@code [from, from + count)} into the arrays, in one loop whose loads do not
-   * depend on each other, so that the CPU overlaps their cache misses (the permutation makes every
-   * read random): each row's pointer and size (which brings the row's first bytes into the cache)
-   * and, when {@code keys} is not null, its key words ({@code numWords} a row).
+   * Reads positions {@code [from, from + count)} of a run read through its permutation into the
+   * arrays, in one loop whose loads do not depend on each other, so that the CPU overlaps their
+   * cache misses (the permutation makes every read random): each row's pointer and size (which
+   * brings the row's first bytes into the cache) and, when {@code keys} is not null, its key words.
    */
   void gather(int from, int count, long[] pointersOut, int[] sizesOut, long[] keys) {
     long permAddress = permutation.address() + 4L * from;
-    Object pointerBase = pointers.getBaseObject();
-    long pointerOffset = pointers.getBaseOffset();
+    long pointerBase = pointers.address();
     for (int j = 0; j < count; j++) {
-      long pointer = Platform.getLong(pointerBase,
-          pointerOffset + 8L * HostMemory.getInt(permAddress + 4L * j));
+      long pointer = HostMemory.getLong(pointerBase + 8L * HostMemory.getInt(permAddress + 4L * j));
       pointersOut[j] = pointer;
       sizesOut[j] = rows.size(pointer);
     }
     if (keys != null) {
-      long keyBase = keyWords.address();
-      for (int j = 0; j < count; j++) {
-        long row = HostMemory.getInt(permAddress + 4L * j);
-        for (int w = 0; w < numWords; w++) {
-          keys[j * numWords + w] = HostMemory.getLong(keyBase + 8L * (w * (long) numRows + row));
-        }
+      gatherKeys(from, count, keys);
+    }
+  }
+
+  /** The key words ({@code numWords} a row) of positions {@code [from, from + count)}. */
+  void gatherKeys(int from, int count, long[] keys) {
+    long permAddress = permutation.address() + 4L * from;
+    long keyBase = keyWords.address();
+    for (int j = 0; j < count; j++) {
+      long row = HostMemory.getInt(permAddress + 4L * j);
+      for (int w = 0; w < numWords; w++) {
+        keys[j * numWords + w] = HostMemory.getLong(keyBase + 8L * (w * (long) numRows + row));
       }
     }
   }
 
   /**
-   * Frees everything but the row block of position {@code i} (nothing kept when {@code i < 0}),
-   * which is returned still counted, for a caller that still hands out that row.
+   * Frees everything but the row page {@code keep} (nothing kept when negative), which is
+   * returned still counted, for a caller that still hands out a row in it.
    */
-  MemoryBlock closeKeepingBlockOf(int i) {
+  HostBuffer closeKeepingPage(int keep) {
     if (rows == null) {
       return null;
     }
-    int keep = i < 0 ? -1 : RowStore.blockIndex(pointerAt(i));
-    MemoryBlock kept = rows.freeAllBut(keep);
+    HostBuffer kept = rows.freeAllBut(keep);
     rows = null;
-    memory.freeReserved(pointers);
+    pointers.close();
     pointers = null;
     keyWords.close();
     keyWords = null;
@@ -105,9 +120,14 @@ final class SortedRun implements AutoCloseable {
     return kept;
   }
 
+  /** The page of position {@code i} of a run read through its permutation. */
+  int pageOf(int i) {
+    return io.gpusort.engine.RowPages.pageOf(pointerAt(i));
+  }
+
   /** Frees the run; idempotent. */
   @Override
   public void close() {
-    closeKeepingBlockOf(-1);
+    closeKeepingPage(-1);
   }
 }

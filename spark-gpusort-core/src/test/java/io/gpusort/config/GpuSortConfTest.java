@@ -34,7 +34,9 @@ class GpuSortConfTest {
     GpuSortConf conf = GpuSortConf.of(Map.of());
     assertEquals(EngineChoice.AUTO, conf.get(GpuSortConf.ENGINE));
     assertEquals(false, conf.get(GpuSortConf.STRICT));
-    assertEquals(256L << 20, conf.get(GpuSortConf.CHUNK_BYTES));
+    assertEquals(32L << 20, conf.get(GpuSortConf.CHUNK_BYTES));
+    assertEquals(1L << 40, conf.get(GpuSortConf.RUN_BYTES));
+    assertEquals(false, conf.get(GpuSortConf.GATHER_ROWS_ON_HOST));
     assertEquals(GlobalMode.SORT, conf.get(GpuSortConf.GLOBAL_MODE));
     assertEquals(0, conf.get(GpuSortConf.OUTPUT_PARTITIONS));
     assertEquals(100, conf.get(GpuSortConf.SAMPLE_ROWS_PER_PARTITION));
@@ -57,7 +59,7 @@ class GpuSortConfTest {
       // The default, written as a user would write it, parses back to itself.
       assertEquals(entry.defaultValue(), entry.parse(entry.defaultString()), entry.key());
     }
-    assertEquals(18, keys.size(), "declared keys: " + keys);
+    assertEquals(20, keys.size(), "declared keys: " + keys);
   }
 
   @Test

@@ -32,9 +32,9 @@ class GpuSortMetricsTest {
   }
 
   @Test
-  void tinyChunkBudgetSortsEachPartitionInSeveralChunks() {
+  void tinyRunBudgetSortsEachPartitionInSeveralChunks() {
     SparkSession spark = SparkTestSession.get();
-    spark.conf().set("spark.gpusort.chunk.maxBytes", "4k");
+    spark.conf().set("spark.gpusort.run.maxBytes", "4k");
     Dataset<Row> input = spark.range(0, ROWS, 1, 2).select(expr("(id * 7919) % 1000 AS k"), col("id"));
     Dataset<Row> sorted = input.transform(GpuSort.withinPartitions(col("k")));
     long processRowsBefore = io.gpusort.engine.EngineStats.rows();
@@ -48,6 +48,12 @@ class GpuSortMetricsTest {
     assertTrue(metric(node, "engineChunks") > 20, "engine calls: " + metric(node, "engineChunks"));
     assertEquals(0, metric(node, "tieBrokenRows"));
     assertTrue(metric(node, "sortTime") > 0);
+    // Stage times: the CPU engine's calls, the intake and the output (both timed on 1 row in 64).
+    assertTrue(metric(node, "deviceSortTime") > 0);
+    assertTrue(metric(node, "intakeTime") > 0);
+    assertTrue(metric(node, "outputTime") > 0);
+    assertEquals(0, metric(node, "toDeviceTime") + metric(node, "fromDeviceTime"));
+    assertEquals(0, metric(node, "rowsGatheredOnDevice"));
     // The CPU engine sorted every row here: no bytes crossed to a device.
     assertEquals(ROWS, metric(node, "cpuRows"));
     assertEquals(0, metric(node, "cudaRows") + metric(node, "vulkanRows"));

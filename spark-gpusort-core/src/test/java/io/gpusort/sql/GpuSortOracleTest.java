@@ -91,6 +91,8 @@ class GpuSortOracleTest {
   private static final String MODE = GpuSortConf.GLOBAL_MODE.key();
   private static final String PARTITIONS = GpuSortConf.OUTPUT_PARTITIONS.key();
   private static final String CHUNK = GpuSortConf.CHUNK_BYTES.key();
+  private static final String RUN = GpuSortConf.RUN_BYTES.key();
+  private static final String GATHER = GpuSortConf.GATHER_ROWS_ON_HOST.key();
   private static final String PREFIX = GpuSortConf.STRING_PREFIX_BYTES.key();
   private static final String SAMPLE = GpuSortConf.SAMPLE_ROWS_PER_PARTITION.key();
 
@@ -99,13 +101,13 @@ class GpuSortOracleTest {
   /** Settings rotated over the cases so that each global mode meets each of them. */
   private static final List<Map<String, String>> EXTRAS = List.of(
       Map.of(),
-      Map.of(CHUNK, "1k"),
-      Map.of(PREFIX, "1"),
-      Map.of(CHUNK, "4k", PREFIX, "2"),
+      Map.of(RUN, "1k"),
+      Map.of(PREFIX, "1", GATHER, "true", CHUNK, "1k"),
+      Map.of(RUN, "4k", PREFIX, "2", GATHER, "true"),
       Map.of(PARTITIONS, "3"),
-      Map.of(PARTITIONS, "17", ENGINE, "CPU"),
+      Map.of(PARTITIONS, "17", ENGINE, "CPU", GATHER, "true"),
       Map.of(PARTITIONS, "1", PREFIX, "1"),
-      Map.of(ENGINE, "auto", CHUNK, "1k", PREFIX, "1"),
+      Map.of(ENGINE, "auto", RUN, "1k", CHUNK, "1k", PREFIX, "1"),
       Map.of(SAMPLE, "1", PARTITIONS, "5"));
 
   private static SparkSession spark;
@@ -294,9 +296,12 @@ class GpuSortOracleTest {
         new SortKey("k_double", Dir.ASC_NULLS_LAST));
     List<Map<String, String>> confs = new ArrayList<>();
     for (Map<String, String> mode : List.of(SORT, MERGE)) {
-      for (String chunk : List.of("256m", "1k")) {
+      for (String run : List.of("256m", "1k")) {
         for (String prefix : List.of("16", "1")) {
-          confs.add(with(mode, Map.of(CHUNK, chunk, PREFIX, prefix)));
+          // Rows put in order on the host in pages of 1k (records continue across pages) half the
+          // time.
+          String gather = String.valueOf(prefix.equals("1"));
+          confs.add(with(mode, Map.of(RUN, run, PREFIX, prefix, GATHER, gather, CHUNK, "1k")));
         }
       }
     }
@@ -628,6 +633,8 @@ class GpuSortOracleTest {
       "spark.gpusort.engine, tpu",
       "spark.gpusort.global.mode, shuffle",
       "spark.gpusort.chunk.maxBytes, 12",
+      "spark.gpusort.run.maxBytes, 1g2",
+      "spark.gpusort.cpu.gatherRows, often",
       "spark.gpusort.key.stringPrefixBytes, 0",
       "spark.gpusort.global.partitions, -1",
       "spark.gpusort.strict, maybe"})

@@ -89,7 +89,7 @@ public final class SparkTestSession {
     }
     BASE_GPUSORT_CONF.forEach(builder::config);
     SparkSession spark = builder
-        .master("local[2]")
+        .master(System.getProperty("gpusort.test.master", "local[2]"))
         .appName("spark-gpusort-tests")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.shuffle.partitions", String.valueOf(SHUFFLE_PARTITIONS))

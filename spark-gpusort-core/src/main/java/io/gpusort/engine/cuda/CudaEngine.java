@@ -4,7 +4,9 @@ import io.gpusort.config.GpuSortConf.Algorithm;
 import io.gpusort.engine.DevicePieces;
 import io.gpusort.engine.EngineException;
 import io.gpusort.engine.EngineOptions;
+import io.gpusort.engine.EngineTimes;
 import io.gpusort.engine.KeyBatch;
+import io.gpusort.engine.RowPages;
 import io.gpusort.engine.SortEngine;
 import io.gpusort.memory.HostBuffer;
 import java.util.List;
@@ -129,6 +131,46 @@ public final class CudaEngine implements SortEngine {
     }
   }
 
+  @Override
+  public boolean gathersRowsOnDevice() {
+    return true;
+  }
+
+  /**
+   * Gathers the rows on the device (kernels/cuda/rows.cu) when the pages, twice over, and their
+   * index fit the device memory left; false, with the pages unchanged, when they do not.
+   */
+  @Override
+  public boolean gatherRows(RowPages rows, HostBuffer permutation) {
+    if (closed) {
+      throw new IllegalStateException("engine closed");
+    }
+    if (permutation.sizeBytes() < 4L * rows.numRows()) {
+      throw new IllegalArgumentException("permutation of " + permutation.sizeBytes()
+          + " bytes for " + rows.numRows() + " rows");
+    }
+    if (rows.numRows() <= 1) {
+      return true;
+    }
+    Workspace ws = beginTask();
+    boolean healthy = false;
+    try {
+      // Blocks under 256 MiB are rounded up to powers of two by the pool: leave room for that.
+      long needed = DeviceRowGather.deviceBytes(rows) * 3 / 2;
+      if (needed > device.memory.budgetBytes() - device.memory.inUseBytes()) {
+        healthy = true;
+        return false;
+      }
+      try (DeviceRowGather gather = new DeviceRowGather(ws, rows, permutation)) {
+        gather.run();
+      }
+      healthy = true;
+      return true;
+    } finally {
+      device.done(ws, healthy);
+    }
+  }
+
   /** Waits for a GPU-task slot and its workspace; give both back with {@code device.done}. */
   private Workspace beginTask() {
     try {
@@ -242,6 +284,8 @@ public final class CudaEngine implements SortEngine {
     private DeviceBuffer columns;
     private DeviceSort sort;
     private boolean identity;
+    /** Marks: before the upload, after it, after the sort, after the download. */
+    private StageClock clock;
 
     Stage(Workspace ws, KeyBatch keys, int words, int from, int count, HostBuffer permutation) {
       this.ws = ws;
@@ -258,11 +302,14 @@ public final class CudaEngine implements SortEngine {
         identity = true;
         return;
       }
+      clock = new StageClock(4);
+      clock.mark(0, ws.stream);
       columns = device.memory.allocate(8L * words * count);
       for (int w = 0; w < words; w++) {
         Transfers.upload(ws, keys.words().address() + keys.columnOffset(w) + 8L * from,
             keys.words().isPinned(), columns.at(8L * w * count), 8L * count);
       }
+      clock.mark(1, ws.stream);
       sort = new DeviceSort(ws, columns, words, count, keys.keyBits() <= 32);
       if (algorithm == Algorithm.RADIX) {
         sort.enqueueFirstCounts();
@@ -275,6 +322,7 @@ public final class CudaEngine implements SortEngine {
       }
       CUdeviceptr result = algorithm == Algorithm.ODDEVEN ? sort.oddeven() : sort.radix();
       long target = permutation.address() + 4L * from;
+      clock.mark(2, ws.stream);
       if (result == null) {
         identity = true;
       } else if (permutation.isPinned()) {
@@ -282,11 +330,16 @@ public final class CudaEngine implements SortEngine {
       } else {
         Transfers.downloadStaged(ws, result, target, 4L * count);
       }
+      clock.mark(3, ws.stream);
     }
 
     void complete() {
       if (sort != null) {
         ws.synchronize();
+        EngineTimes times = EngineTimes.ofThread();
+        times.toDeviceNanos += clock.nanosBetween(0, 1);
+        times.sortNanos += clock.nanosBetween(1, 2);
+        times.fromDeviceNanos += clock.nanosBetween(2, 3);
       }
       if (identity) {
         DevicePieces.fillIdentity(permutation.address() + 4L * from, count);
@@ -295,6 +348,10 @@ public final class CudaEngine implements SortEngine {
 
     @Override
     public void close() {
+      if (clock != null) {
+        clock.close();
+        clock = null;
+      }
       if (sort == null && columns == null) {
         return;
       }

@@ -20,6 +20,7 @@ import jcuda.driver.CUmodule;
 final class CudaKernels implements AutoCloseable {
   private final CUmodule radix;
   private final CUmodule oddeven;
+  private final CUmodule rows;
 
   final CUfunction radixHistogram32;
   final CUfunction radixHistogram64;
@@ -36,6 +37,13 @@ final class CudaKernels implements AutoCloseable {
   final CUfunction oddevenPartition64;
   final CUfunction oddevenMerge32;
   final CUfunction oddevenMerge64;
+  final CUfunction rowsSource;
+  final CUfunction rowsGatherFixed;
+  final CUfunction rowsRecordBytes;
+  final CUfunction rowsScanTiles;
+  final CUfunction rowsScanTileSums;
+  final CUfunction rowsScanApply;
+  final CUfunction rowsGatherVar;
 
   final int histThreads;
   final int histItems;
@@ -57,13 +65,16 @@ final class CudaKernels implements AutoCloseable {
     }
   }
 
-  /** Loads both modules into the current context. */
+  /** Loads the modules into the current context. */
   CudaKernels() {
     radix = load("radix");
     CUmodule second = null;
+    CUmodule third = null;
     try {
       second = load("oddeven");
       oddeven = second;
+      third = load("rows");
+      rows = third;
       radixHistogram32 = function(radix, "radix_histogram_u32");
       radixHistogram64 = function(radix, "radix_histogram_u64");
       radixNarrowHistogram = function(radix, "radix_narrow_histogram");
@@ -79,6 +90,13 @@ final class CudaKernels implements AutoCloseable {
       oddevenPartition64 = function(oddeven, "oddeven_merge_partition_u64");
       oddevenMerge32 = function(oddeven, "oddeven_merge_pass_u32");
       oddevenMerge64 = function(oddeven, "oddeven_merge_pass_u64");
+      rowsSource = function(rows, "rows_source");
+      rowsGatherFixed = function(rows, "rows_gather_fixed");
+      rowsRecordBytes = function(rows, "rows_record_bytes");
+      rowsScanTiles = function(rows, "rows_scan_tiles");
+      rowsScanTileSums = function(rows, "rows_scan_tile_sums");
+      rowsScanApply = function(rows, "rows_scan_apply");
+      rowsGatherVar = function(rows, "rows_gather_var");
       int[] t = readTable(radix, "gpusort_radix_tuning", 6);
       histThreads = t[0];
       histItems = t[1];
@@ -93,6 +111,9 @@ final class CudaKernels implements AutoCloseable {
       cuModuleUnload(radix);
       if (second != null) {
         cuModuleUnload(second);
+      }
+      if (third != null) {
+        cuModuleUnload(third);
       }
       throw e;
     }
@@ -139,5 +160,6 @@ final class CudaKernels implements AutoCloseable {
   public void close() {
     cuModuleUnload(radix);
     cuModuleUnload(oddeven);
+    cuModuleUnload(rows);
   }
 }

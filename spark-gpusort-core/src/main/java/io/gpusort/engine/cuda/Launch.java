@@ -11,7 +11,7 @@ import jcuda.driver.CUstream;
 final class Launch {
   private Launch() {}
 
-  /** Launches {@code function} on a 1-D grid; {@code args} are device pointers and Integers. */
+  /** Launches {@code function} on a 1-D grid; {@code args} are device pointers, Integers (32-bit) and Longs (64-bit). */
   static void kernel(String name, CUfunction function, long gridBlocks, int blockThreads,
       CUstream stream, Object... args) {
     if (gridBlocks <= 0) {
@@ -28,6 +28,8 @@ final class Launch {
         params[i] = Pointer.to(p);
       } else if (arg instanceof Integer v) {
         params[i] = Pointer.to(new int[] {v});
+      } else if (arg instanceof Long v) {
+        params[i] = Pointer.to(new long[] {v});
       } else if (arg == null) {
         params[i] = Pointer.to(new long[] {0L});
       } else {

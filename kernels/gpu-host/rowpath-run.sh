@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# On the GPU host, the row path's checks and measurements (issue 15), in parts that fit one device
+# call each. Needs the bundle made with --spark, every part staged. Writes logs under $1.
+#
+#   bash kernels/gpu-host/rowpath-run.sh OUTDIR
+#
+# Environment (1 runs a part, 0 or unset leaves it out):
+#   GPU_TESTS  the GPU-tagged engine tests (io.gpusort.engine) and the Spark-level CudaRowPathTest
+#              (1e7 rows a key type, local[16]) on cuda
+#   PROFILE    SortBenchmark's within-partition cases, 1e8 cached rows, one repetition, under JFR
+#              (profile settings) for the bundle's classes and, with OLD, the old ones
+#   FULL       SortBenchmark, every case, 1e8 cached rows, REPS repetitions (3), new and OLD
+#   VARIANTS   SortBenchmark's within-partition cases on Parquet input (1e8 rows) and with string
+#              keys (2e7 rows), new and OLD
+# OLD: a folder holding core/, the spark-gpusort-core classes of the build to compare, put ahead
+# of the bundle's on the classpath (the benchmark itself is the bundle's, so both are measured
+# alike). ENGINE (cuda), MASTER (local[16]), HEAP (-Xmx80g).
+set -uo pipefail
+out=$1
+host_sh=$(ls .gpu-bundle/part-*/host.sh | tail -n 1)
+engine=${ENGINE:-cuda}
+master=${MASTER:-local[16]}
+heap=${HEAP:-80g}
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+nproc | tee -a "$out/gpu.txt"
+
+# $1: label; $2: classpath prefix (empty: the bundle's classes); $3: extra JVM options; rest:
+# SortBenchmark's arguments.
+bench() {
+  local label=$1 prefix=$2 jvm=$3
+  shift 3
+  bash "$host_sh" run -- bash -c "java -Xmx$heap $jvm -cp \"$prefix\${CLASSPATH}\" \
+    io.gpusort.examples.SortBenchmark --engine $engine --master '$master' $*" \
+    > "$out/bench-$label.txt" 2>&1
+  echo "SortBenchmark $label exit $?"
+  grep -vE "^[0-9:. ]+(WARN|INFO)|^\s+at |^WARNING" "$out/bench-$label.txt" | tail -30
+}
+old_prefix=""
+[ -n "${OLD:-}" ] && old_prefix="$OLD/core:"
+
+if [ "${GPU_TESTS:-0}" = 1 ]; then
+  bash "$host_sh" run -- java -Xmx48g -Dgpusort.memory.trackLeaks=true \
+    -Dgpusort.test.master='local[16]' org.junit.platform.console.ConsoleLauncher execute \
+    --disable-banner --disable-ansi-colors --select-package io.gpusort.engine \
+    --select-class io.gpusort.sql.CudaRowPathTest --include-tag gpu \
+    --reports-dir "$out/junit" --details summary > "$out/gpu-tests.txt" 2>&1
+  echo "gpu tests exit $?"
+  grep -E "tests (successful|failed|aborted|skipped)|CudaRowPathTest .*match" "$out/gpu-tests.txt"
+  grep -E "MethodSource|=> |Exception" "$out/gpu-tests.txt" | head -20
+fi
+if [ "${PROFILE:-0}" = 1 ]; then
+  jfr="-XX:StartFlightRecording=filename=$out/new.jfr,settings=profile"
+  bench profile-new "" "$jfr" --rows 100000000 --reps 1 --cases within
+  if [ -n "$old_prefix" ]; then
+    jfr="-XX:StartFlightRecording=filename=$out/old.jfr,settings=profile"
+    bench profile-old "$old_prefix" "$jfr" --rows 100000000 --reps 1 --cases within
+  fi
+  ls -la "$out"/*.jfr
+fi
+if [ "${FULL:-0}" = 1 ]; then
+  bench full-new "" "" --rows 100000000 --reps "${REPS:-3}"
+  [ -n "$old_prefix" ] && bench full-old "$old_prefix" "" --rows 100000000 --reps "${REPS:-3}"
+fi
+if [ "${VARIANTS:-0}" = 1 ]; then
+  bench parquet-new "" "" --rows 100000000 --reps 3 --cases within --input parquet
+  [ -n "$old_prefix" ] && bench parquet-old "$old_prefix" "" --rows 100000000 --reps 3 \
+    --cases within --input parquet
+  bench string-new "" "" --rows 20000000 --reps 3 --cases within --key string
+  [ -n "$old_prefix" ] && bench string-old "$old_prefix" "" --rows 20000000 --reps 3 \
+    --cases within --key string
+fi
+exit 0

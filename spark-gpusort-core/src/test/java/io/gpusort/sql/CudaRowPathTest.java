@@ -1,0 +1,230 @@
+package io.gpusort.sql;
+
+import static org.apache.spark.sql.functions.col;
+import static org.apache.spark.sql.functions.concat;
+import static org.apache.spark.sql.functions.date_add;
+import static org.apache.spark.sql.functions.expr;
+import static org.apache.spark.sql.functions.isnan;
+import static org.apache.spark.sql.functions.lit;
+import static org.apache.spark.sql.functions.when;
+import static org.apache.spark.sql.functions.xxhash64;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.gpusort.GpuSort;
+import io.gpusort.engine.cuda.CudaEngine;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.function.UnaryOperator;
+import org.apache.spark.api.java.function.FlatMapFunction;
+import org.apache.spark.sql.Column;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The row path on the CUDA engine against Spark's own sort, at a size where every partition is
+ * one large run put in order on the device: {@code gpusort.test.gpuRows} rows (1e7 by default) with
+ * a key column of every atomic type (nulls, NaN, -0.0, long shared string prefixes) and a payload
+ * of varying width (the any-size gather) or of one width (the fixed-size gather). Results are
+ * compared by checksums computed in the executors, not collected: per partition the row count,
+ * the sum of every row's hash (the same rows) and the sum of each key's hash weighted by its
+ * position (the same key at every position; rows of equal keys may come in any order, since
+ * Spark's sort is not stable). Skipped, visibly, where no CUDA device works.
+ *
+ * <p>On the GPU host: {@code -Dgpusort.test.master=local[16]}; {@code
+ * -Dgpusort.test.rowPathEngine=cpu} runs the same checks on the CPU engine.
+ */
+@Tag("gpu")
+class CudaRowPathTest {
+  private static final int ROWS = Integer.getInteger("gpusort.test.gpuRows", 10_000_000);
+  private static final int PARTITIONS = 8;
+  /** The engine under test; {@code cpu} (with rows put in order on the host) checks the test. */
+  private static final String ENGINE = System.getProperty("gpusort.test.rowPathEngine", "cuda");
+
+  /** The inputs, cached once for all cases: every key type with a varying payload, and fixed-width rows. */
+  private static Dataset<Row> wide;
+  private static Dataset<Row> fixed;
+
+  @BeforeAll
+  static void requireCudaAndCacheInputs() {
+    if (ENGINE.equals("cuda")) {
+      assumeTrue(CudaEngine.available(), "no CUDA device: " + CudaEngine.unavailableReason());
+    }
+    wide = frame(true).cache();
+    fixed = frame(false).select("id", "k_long", "k_int", "k_double").cache();
+  }
+
+  @AfterAll
+  static void uncache() {
+    if (wide != null) {
+      wide.unpersist();
+      fixed.unpersist();
+    }
+  }
+
+  @AfterEach
+  void resetConf() {
+    SparkTestSession.resetGpuSortConf();
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @ValueSource(strings = {"k_bool", "k_byte", "k_short", "k_int", "k_long", "k_float", "k_double",
+      "k_dec", "k_dec38", "k_str", "k_bin", "k_date", "k_ts", "k_ntz", "k_str DESC NULLS LAST"})
+  void everyKeyTypeMatchesSpark(String key) {
+    String name = key.split(" ")[0];
+    Column order = key.contains("DESC") ? col(name).desc_nulls_last() : col(name).asc_nulls_first();
+    Column keyHash = keyHash(name);
+    compare("within " + key, wide, d -> d.sortWithinPartitions(order),
+        d -> d.transform(GpuSort.withinPartitions(order)), keyHash, false);
+    compare("byKey " + key, wide, d -> d.orderBy(order),
+        d -> d.transform(GpuSort.byKey(order)), keyHash, true);
+  }
+
+  @ParameterizedTest(name = "fixed-width rows, {0}")
+  @ValueSource(strings = {"k_long", "k_double"})
+  void fixedWidthRowsMatchSpark(String key) {
+    Column order = col(key).asc_nulls_first();
+    compare("within fixed " + key, fixed, d -> d.sortWithinPartitions(order),
+        d -> d.transform(GpuSort.withinPartitions(order)), keyHash(key), false);
+  }
+
+  /** Key columns of every type derived from a hash of the row id, one in 17 null. */
+  private static Dataset<Row> frame(boolean wide) {
+    SparkSession spark = SparkTestSession.get();
+    Column h = xxhash64(col("id"), lit(20261201L));
+    Column isNull = expr("pmod(xxhash64(id, 7L), 17) = 0");
+    Column text = expr("substring(sha2(cast(xxhash64(id, 3L) as string), 256), 1,"
+        + " cast(pmod(xxhash64(id, 5L), 40) as int))");
+    List<Column> columns = new ArrayList<>(List.of(
+        col("id"),
+        nullable(isNull, h.bitwiseAND(1).equalTo(0)).as("k_bool"),
+        nullable(isNull, expr("cast(pmod(xxhash64(id, 20261201L), 256) - 128 as tinyint)"))
+            .as("k_byte"),
+        nullable(isNull, expr("cast(pmod(xxhash64(id, 20261201L), 65536) - 32768 as smallint)"))
+            .as("k_short"),
+        nullable(isNull, expr("cast(pmod(xxhash64(id, 20261201L), 4294967296) - 2147483648 as int)"))
+            .as("k_int"),
+        nullable(isNull, h).as("k_long"),
+        nullable(isNull, floatish(h, "float")).as("k_float"),
+        nullable(isNull, floatish(h, "double")).as("k_double"),
+        nullable(isNull, expr("cast(pmod(xxhash64(id, 11L), 1000000000000) as decimal(18,3))"))
+            .as("k_dec"),
+        nullable(isNull, h.cast("decimal(38,0)").multiply(lit(1000003))).as("k_dec38"),
+        // A third share a 24-character prefix: their order is decided past the encoded prefix.
+        nullable(isNull, when(h.bitwiseAND(3).equalTo(0),
+            concat(lit("a-shared-prefix-of-24-ch"), text)).otherwise(text)).as("k_str"),
+        nullable(isNull, expr("unhex(substring(sha2(cast(id as string), 256), 1, "
+            + "2 * cast(pmod(xxhash64(id, 13L), 20) as int)))")).as("k_bin"),
+        nullable(isNull, date_add(lit("1970-01-01").cast("date"),
+            expr("cast(pmod(xxhash64(id, 17L), 800000) - 400000 as int)"))).as("k_date"),
+        nullable(isNull, expr("timestamp_micros(xxhash64(id, 19L) div 4096)")).as("k_ts"),
+        nullable(isNull, expr("cast(timestamp_micros(xxhash64(id, 23L) div 4096) as timestamp_ntz)"))
+            .as("k_ntz")));
+    if (wide) {
+      columns.add(expr("repeat('p', cast(pmod(id, 50) as int))").as("payload"));
+    }
+    return spark.range(0, ROWS, 1, PARTITIONS).select(columns.toArray(new Column[0]));
+  }
+
+  private static Column nullable(Column isNull, Column value) {
+    return when(isNull, lit(null)).otherwise(value);
+  }
+
+  /** Values with NaN, -0.0, 0.0 and infinities among them. */
+  private static Column floatish(Column h, String type) {
+    Column special = expr("pmod(xxhash64(id, 29L), 50)");
+    return when(special.equalTo(0), lit(Double.NaN).cast(type))
+        .when(special.equalTo(1), lit(-0.0).cast(type))
+        .when(special.equalTo(2), lit(0.0).cast(type))
+        .when(special.equalTo(3), lit(Double.NEGATIVE_INFINITY).cast(type))
+        .otherwise(h.cast(type).divide(lit(1e9)).cast(type));
+  }
+
+  /** A hash of the key equal for keys Spark orders as equal (-0.0 and 0.0 alike). */
+  private static Column keyHash(String key) {
+    Column k = col(key);
+    if (key.equals("k_float") || key.equals("k_double")) {
+      k = when(isnan(k), k).otherwise(k.plus(lit(0.0)));
+    }
+    return xxhash64(k.isNull(), k);
+  }
+
+  /** Spark's result and GpuSort's on cuda, by checksums; and GpuSort put the rows in order there. */
+  private static void compare(String what, Dataset<Row> input, UnaryOperator<Dataset<Row>> spark,
+      UnaryOperator<Dataset<Row>> ours, Column keyHash, boolean global) {
+    long[][] expected = sums(spark.apply(input), keyHash);
+    SparkSession session = SparkTestSession.get();
+    session.conf().set("spark.gpusort.engine", ENGINE);
+    session.conf().set("spark.gpusort.cpu.gatherRows", "true");
+    Dataset<Row> sorted = ours.apply(input);
+    Dataset<Row> hashed = hashes(sorted, keyHash);
+    long[][] actual = sums(hashed);
+    if (global) {
+      assertEquals(Arrays.toString(combine(expected)), Arrays.toString(combine(actual)), what);
+    } else {
+      assertEquals(Arrays.deepToString(expected), Arrays.deepToString(actual), what);
+    }
+    assertEquals(ROWS, SortResources.metric(hashed, ENGINE + "Rows"),
+        what + ": rows sorted on " + ENGINE);
+    long gathered = SortResources.metric(hashed, "rowsGatheredOnDevice");
+    if (ENGINE.equals("cuda")) {
+      assertEquals(ROWS, gathered, what + ": rows put in order on the device");
+    }
+    System.out.printf("CudaRowPathTest %s: %,d rows match Spark, %,d put in order on the device%n",
+        what, ROWS, gathered);
+  }
+
+  private static Dataset<Row> hashes(Dataset<Row> sorted, Column keyHash) {
+    Column[] all = Arrays.stream(sorted.columns()).map(c -> col("`" + c + "`"))
+        .toArray(Column[]::new);
+    return sorted.select(keyHash.as("kh"), xxhash64(all).as("rh"));
+  }
+
+  private static long[][] sums(Dataset<Row> sorted, Column keyHash) {
+    return sums(hashes(sorted, keyHash));
+  }
+
+  /** Per partition: rows, positional key sum, key sum, row sum. */
+  private static long[][] sums(Dataset<Row> hashed) {
+    FlatMapFunction<java.util.Iterator<InternalRow>, long[]> perPartition = rows -> {
+      long n = 0;
+      long positional = 0;
+      long keys = 0;
+      long all = 0;
+      while (rows.hasNext()) {
+        InternalRow row = rows.next();
+        long kh = row.getLong(0);
+        positional += kh * (2 * n + 1);
+        keys += kh;
+        all += row.getLong(1);
+        n++;
+      }
+      return List.of(new long[] {n, positional, keys, all}).iterator();
+    };
+    // Through the query's own execution, so that its plan's GpuSort metrics are the ones updated.
+    return hashed.queryExecution().toRdd().toJavaRDD().mapPartitions(perPartition).collect()
+        .toArray(new long[0][]);
+  }
+
+  /** The sums of the partitions' concatenation: positions shift by the rows before each. */
+  private static long[] combine(long[][] parts) {
+    long rows = 0;
+    long positional = 0;
+    long all = 0;
+    for (long[] p : parts) {
+      positional += p[1] + 2 * rows * p[2];
+      all += p[3];
+      rows += p[0];
+    }
+    return new long[] {rows, positional, all};
+  }
+}
