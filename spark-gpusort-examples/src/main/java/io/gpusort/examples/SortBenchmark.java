@@ -1,43 +1,83 @@
 package io.gpusort.examples;
 
 import static org.apache.spark.sql.functions.col;
+import static org.apache.spark.sql.functions.concat;
 import static org.apache.spark.sql.functions.lit;
+import static org.apache.spark.sql.functions.sha2;
+import static org.apache.spark.sql.functions.substring;
 import static org.apache.spark.sql.functions.xxhash64;
 
 import io.gpusort.GpuSort;
 import io.gpusort.config.GpuSortConf;
+import io.gpusort.sql.GpuSortExec;
+import java.io.IOException;
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.UnaryOperator;
+import org.apache.hadoop.fs.Path;
+import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SaveMode;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.execution.QueryExecution;
+import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
+import org.apache.spark.sql.execution.adaptive.QueryStageExec;
+import org.apache.spark.sql.execution.metric.SQLMetric;
+import org.apache.spark.sql.util.QueryExecutionListener;
+import scala.jdk.javaapi.CollectionConverters;
 
 /**
- * An engine of GpuSort (the CPU engine unless {@code --engine} says) against Spark's own sort, measured in the same run on the same cached
- * input: {@link GpuSort#byKey} (in both {@code spark.gpusort.global.mode}s) against
- * {@code Dataset.orderBy}, and {@link GpuSort#withinPartitions} against
- * {@code sortWithinPartitions}, each beside its floor measured in the same run on the same input:
- * a hash shuffle of the rows (global sorts) or a scan of them (within partitions), with no sort.
- * Each run is a noop write; the cases take turns within each repetition so that drift in the
- * machine's speed spreads over all of them.
+ * An engine of GpuSort (the CPU engine unless {@code --engine} says) against Spark's own sort,
+ * measured in the same run on the same input: {@link GpuSort#byKey} (in both
+ * {@code spark.gpusort.global.mode}s) against {@code Dataset.orderBy}, and
+ * {@link GpuSort#withinPartitions} against {@code sortWithinPartitions}, each beside its floor
+ * measured in the same run on the same input: a hash shuffle of the rows (global sorts) or a scan
+ * of them (within partitions), with no sort. Each run is a noop write; the cases take turns within
+ * each repetition so that drift in the machine's speed spreads over all of them.
+ *
+ * <p>The input is generated once and either cached in memory ({@code --input cached}), or written
+ * once to Parquet and read back from the files by every case, floors included
+ * ({@code --input parquet}): no case reads a cache then.
+ *
+ * <p>After the main table comes the GpuSort node's stage times of each GpuSort case: every SQL
+ * metric of the node whose key ends in {@code Time}, whatever stages the node reports, summed
+ * over the node's tasks (task time, not wall time), and its engine calls ({@code engineChunks}),
+ * each the median over the timed repetitions.
  *
  * <pre>{@code
  * spark-submit --driver-memory 8g --class io.gpusort.examples.SortBenchmark \
  *     spark-gpusort-examples-<version>.jar [--rows 10000000] [--reps 5] [--partitions N] \
- *     [--engine cpu]
+ *     [--engine cpu] [--input cached|parquet] [--parquet-dir DIR] [--key long|string]
  * }</pre>
  *
  * <p>Options: {@code --rows} (default 10,000,000), {@code --reps} timed repetitions after one
  * warm-up (default 5), {@code --master} (default: spark-submit's, else local[2]),
  * {@code --partitions} of the generated input (default: the master's default parallelism),
  * {@code --engine} of GpuSort's cases ({@code spark.gpusort.engine}: cpu, the default, cuda,
- * vulkan or auto).
- * Rows are a random long key and two long payload columns.
+ * vulkan or auto), {@code --input} ({@code cached}, the default, or {@code parquet}),
+ * {@code --parquet-dir} where {@code --input parquet} writes the rows (a Hadoop path that must
+ * not exist yet; default: a new directory under {@code java.io.tmpdir}, which only a local
+ * master can read: on a cluster give a directory on a shared filesystem), deleted at the end
+ * either way, {@code --key} ({@code long}, the default: a random long key and two long payload
+ * columns; {@code string}: a random 10-character string key and a 90-character string payload).
+ * The sort key column is named {@code key} in both shapes. The Parquet input is read back with
+ * Spark's file split settings, so its partitions can differ from {@code --partitions}; the header
+ * says how many it has.
  */
 public final class SortBenchmark {
   private static final String KEY = "key";
@@ -45,25 +85,99 @@ public final class SortBenchmark {
   private static final String SCAN = "scan (no sort)";
   private static final String SHUFFLE = "hash repartition (no sort)";
 
+  /** Metric keys of the GpuSort node with this suffix are stage times. */
+  private static final String STAGE_TIME_SUFFIX = "Time";
+  /** The GpuSort node's count of engine calls, shown beside its stage times. */
+  private static final String ENGINE_CALLS_METRIC = "engineChunks";
+  /** Stages in pipeline order, for the stage table's columns; other stages follow by name. */
+  private static final List<String> KNOWN_STAGE_ORDER = List.of("intakeTime", "toDeviceTime",
+      "deviceSortTime", "gatherTime", "fromDeviceTime", "outputTime", "sortTime");
+  /** Spark's type of a timing metric in milliseconds (all others are taken as nanoseconds). */
+  private static final String MILLIS_TIMING_TYPE = "timing";
+  private static final int MIN_STAGE_COLUMN_WIDTH = 9;
+  /** The longest wait for Spark's listeners to report a finished write. */
+  private static final long LISTENER_TIMEOUT_MILLIS = 60_000;
+
+  /** Where every case reads the generated rows from. */
+  enum Input {
+    /** Cached once (memory, then disk), uncompressed. */
+    CACHED,
+    /** Written once to Parquet, read back from the files by every case. */
+    PARQUET
+  }
+
+  /** The shape of the generated rows; the sort key column is named {@value #KEY} in each. */
+  enum KeyShape {
+    LONG("random long key, 2 long payloads"),
+    STRING("random 10-character string key, 90-character string payload");
+
+    private final String description;
+
+    KeyShape(String description) {
+      this.description = description;
+    }
+
+    /** {@code numRows} rows of this shape in {@code numPartitions}, the same on every call. */
+    Dataset<Row> generate(SparkSession spark, long numRows, int numPartitions) {
+      Dataset<Row> ids = spark.range(0, numRows, 1, numPartitions).toDF();
+      Column id = col("id");
+      return switch (this) {
+        case LONG -> ids.select(xxhash64(id).as(KEY), id.as("p1"), xxhash64(id, lit(1)).as("p2"));
+        case STRING -> ids.select(hexDigest(id, "k", 10).as(KEY), hexDigest(id, "p", 90)
+            .as("payload"));
+      };
+    }
+
+    /** The first {@code numChars} (at most 128) hex digits of two SHA-256 digests of the id. */
+    private static Column hexDigest(Column id, String salt, int numChars) {
+      Column text = id.cast("string");
+      return substring(concat(sha2(concat(lit(salt + "1:"), text), 256),
+          sha2(concat(lit(salt + "2:"), text), 256)), 1, numChars);
+    }
+  }
+
   /**
-   * One measured case: what it runs, the Spark case its ratio is taken against and the floor
-   * (the same input scanned, or hash-shuffled, with no sort) its time is compared with.
+   * One measured case: what it runs, whether that is GpuSort (whose stage times are read), the
+   * Spark case its ratio is taken against and the floor (the same input scanned, or
+   * hash-shuffled, with no sort) its time is compared with.
    */
-  private record Case(String name, String engine, String baseline, String floor,
+  private record Case(String name, String engine, boolean gpuSort, String baseline, String floor,
       Map<String, String> conf, UnaryOperator<Dataset<Row>> sort) {}
+
+  /** The rows every case reads, how the header describes them, and what releases them. */
+  private record PreparedInput(Dataset<Row> rows, String description, Runnable release)
+      implements AutoCloseable {
+    @Override
+    public void close() {
+      release.run();
+    }
+  }
+
+  /**
+   * What the timed repetitions measured: seconds per case and repetition, and per case one
+   * sample of the GpuSort node's stage metrics per repetition (empty for cases of Spark).
+   */
+  private record Measurements(double[][] seconds, List<List<Map<String, Double>>> stageSamples) {}
 
   private final long numRows;
   private final int reps;
   private final String master;
   private final int partitions;
   private final String engine;
+  private final Input input;
+  private final String parquetDir;
+  private final KeyShape keyShape;
 
-  private SortBenchmark(long numRows, int reps, String master, int partitions, String engine) {
+  private SortBenchmark(long numRows, int reps, String master, int partitions, String engine,
+      Input input, String parquetDir, KeyShape keyShape) {
     this.numRows = numRows;
     this.reps = reps;
     this.master = master;
     this.partitions = partitions;
     this.engine = engine;
+    this.input = input;
+    this.parquetDir = parquetDir;
+    this.keyShape = keyShape;
   }
 
   public static void main(String[] argv) {
@@ -85,12 +199,21 @@ public final class SortBenchmark {
     }
   }
 
+  /**
+   * The benchmark {@code argv} asks for.
+   *
+   * @throws IllegalArgumentException naming the option, for an unknown option, a missing or bad
+   *     value, or {@code --parquet-dir} without {@code --input parquet}
+   */
   static SortBenchmark parse(String[] argv) {
     long rows = 10_000_000L;
     long reps = 5;
     String master = null;
     long partitions = 0;
     String engine = "cpu";
+    Input input = Input.CACHED;
+    String parquetDir = null;
+    KeyShape keyShape = KeyShape.LONG;
     for (int i = 0; i < argv.length; i += 2) {
       String option = argv[i];
       if (i + 1 >= argv.length) {
@@ -103,63 +226,277 @@ public final class SortBenchmark {
         case "--partitions" -> partitions = ExampleRuntime.wholeNumber(option, value, 1);
         case "--master" -> master = value;
         case "--engine" -> engine = GpuSortConf.ENGINE.parse(value).name().toLowerCase(Locale.ROOT);
+        case "--input" -> input = choice(option, value, Input.class);
+        case "--parquet-dir" -> parquetDir = value;
+        case "--key" -> keyShape = choice(option, value, KeyShape.class);
         default -> throw new IllegalArgumentException("unknown option '" + option
-            + "'; options are --rows, --reps, --master, --partitions, --engine");
+            + "'; options are --rows, --reps, --master, --partitions, --engine, --input, "
+            + "--parquet-dir, --key");
       }
     }
+    if (parquetDir != null && input != Input.PARQUET) {
+      throw new IllegalArgumentException("--parquet-dir needs --input parquet");
+    }
     return new SortBenchmark(rows, (int) Math.min(reps, 1000), master,
-        (int) Math.min(partitions, Integer.MAX_VALUE), engine);
+        (int) Math.min(partitions, Integer.MAX_VALUE), engine, input, parquetDir, keyShape);
+  }
+
+  /** The constant of {@code type} that {@code value} names, in any case. */
+  private static <E extends Enum<E>> E choice(String option, String value, Class<E> type) {
+    List<String> names = new ArrayList<>();
+    for (E constant : type.getEnumConstants()) {
+      String name = constant.name().toLowerCase(Locale.ROOT);
+      if (name.equals(value.toLowerCase(Locale.ROOT))) {
+        return constant;
+      }
+      names.add(name);
+    }
+    throw new IllegalArgumentException(option + " needs one of " + String.join(", ", names)
+        + ", not '" + value + "'");
   }
 
   void run(SparkSession spark, PrintStream out) {
     int numPartitions = partitions > 0 ? partitions : spark.sparkContext().defaultParallelism();
     // One engine for every GpuSort case; the global mode is set per case.
     spark.conf().set(GpuSortConf.ENGINE.key(), engine);
-    Dataset<Row> input = ExampleRuntime.cacheUncompressed(spark, spark.range(0, numRows, 1,
-        numPartitions).select(xxhash64(col("id")).as(KEY), col("id").as("p1"),
-            xxhash64(col("id"), lit(1)).as("p2")));
-    out.printf(Locale.ROOT, "SortBenchmark: %,d rows (random long key, 2 long payloads) in %d "
-        + "partitions, master %s, %d repetitions after 1 warm-up%n",
-        numRows, numPartitions, spark.sparkContext().master(), reps);
+    Dataset<Row> generated = keyShape.generate(spark, numRows, numPartitions);
+    try (PreparedInput prepared = prepare(spark, generated)) {
+      out.printf(Locale.ROOT, "SortBenchmark: %,d rows in %d partitions, master %s, %d "
+          + "repetitions after 1 warm-up%n", numRows, numPartitions,
+          spark.sparkContext().master(), reps);
+      out.printf(Locale.ROOT, "  --key %s: %s%n", lowerName(keyShape), keyShape.description);
+      out.printf(Locale.ROOT, "  --input %s: %s%n", lowerName(input), prepared.description());
+      List<Case> cases = cases(FileSort.engineUsed(spark), numPartitions);
+      Measurements measured = measure(spark, cases, prepared.rows());
+      printTable(cases, measured.seconds(), out);
+      printStageTable(cases, measured.stageSamples(), out);
+    }
+  }
 
-    List<Case> cases = cases(FileSort.engineUsed(spark), numPartitions);
-    double[][] seconds = new double[cases.size()][reps];
-    for (Case c : cases) {
-      measure(spark, c, input);
-    }
-    for (int rep = 0; rep < reps; rep++) {
-      for (int k = 0; k < cases.size(); k++) {
-        int i = (k + rep) % cases.size();
-        seconds[i][rep] = measure(spark, cases.get(i), input);
+  private static String lowerName(Enum<?> constant) {
+    return constant.name().toLowerCase(Locale.ROOT);
+  }
+
+  private PreparedInput prepare(SparkSession spark, Dataset<Row> generated) {
+    return switch (input) {
+      case CACHED -> {
+        Dataset<Row> cached = ExampleRuntime.cacheUncompressed(spark, generated);
+        yield new PreparedInput(cached, "cached once (memory, then disk; uncompressed), every "
+            + "case reads the cache", cached::unpersist);
       }
+      case PARQUET -> writeParquet(spark, generated);
+    };
+  }
+
+  /**
+   * Writes {@code generated} to {@code --parquet-dir} or a new directory under
+   * {@code java.io.tmpdir}, and reads it back; closing deletes the directory.
+   *
+   * @throws IllegalArgumentException if {@code --parquet-dir} exists already: it is not the
+   *     benchmark's to overwrite or delete
+   */
+  private PreparedInput writeParquet(SparkSession spark, Dataset<Row> generated) {
+    Path dir = parquetDir != null ? newDir(spark, new Path(parquetDir)) : newTempDir();
+    Runnable delete = () -> deleteDir(spark, dir);
+    try {
+      // Overwrite: a new temporary directory exists, empty; --parquet-dir was checked absent.
+      generated.write().mode(SaveMode.Overwrite).parquet(dir.toString());
+      Dataset<Row> rows = spark.read().parquet(dir.toString());
+      String description = String.format(Locale.ROOT, "written once to %s, every case reads it "
+          + "back (%d partitions) with no cache; deleted at the end", dir,
+          rows.javaRDD().getNumPartitions());
+      return new PreparedInput(rows, description, delete);
+    } catch (RuntimeException e) {
+      delete.run();
+      throw e;
     }
-    printTable(cases, seconds, out);
-    input.unpersist();
+  }
+
+  private static Path newDir(SparkSession spark, Path dir) {
+    try {
+      if (dir.getFileSystem(spark.sparkContext().hadoopConfiguration()).exists(dir)) {
+        throw new IllegalArgumentException("--parquet-dir " + dir + " exists already; give one "
+            + "that does not (the benchmark deletes it at the end)");
+      }
+      return dir;
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot check --parquet-dir " + dir, e);
+    }
+  }
+
+  private static Path newTempDir() {
+    try {
+      java.nio.file.Path dir = Files.createTempDirectory("sort-benchmark-").toAbsolutePath();
+      return new Path("file", null, dir.toString());
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot create a directory under java.io.tmpdir", e);
+    }
+  }
+
+  /** Deletes {@code dir} and what it holds; a failure is reported, not thrown. */
+  private static void deleteDir(SparkSession spark, Path dir) {
+    try {
+      dir.getFileSystem(spark.sparkContext().hadoopConfiguration()).delete(dir, true);
+    } catch (IOException e) {
+      System.err.println("SortBenchmark: warning: could not delete " + dir + ": " + e);
+    }
   }
 
   private List<Case> cases(String engine, int numPartitions) {
     String mode = GpuSortConf.GLOBAL_MODE.key();
     return List.of(
-        new Case(SHUFFLE, "-", null, null, Map.of(),
+        new Case(SHUFFLE, "-", false, null, null, Map.of(),
             ds -> ds.repartition(numPartitions, ds.col(KEY))),
-        new Case("Dataset.orderBy", "spark", null, SHUFFLE, Map.of(), ds -> ds.orderBy(KEY)),
-        new Case("GpuSort.byKey, global.mode=sort", engine, "Dataset.orderBy", SHUFFLE,
+        new Case("Dataset.orderBy", "spark", false, null, SHUFFLE, Map.of(),
+            ds -> ds.orderBy(KEY)),
+        new Case("GpuSort.byKey, global.mode=sort", engine, true, "Dataset.orderBy", SHUFFLE,
             Map.of(mode, "sort"), ds -> ds.transform(GpuSort.<Row>byKey(KEY))),
-        new Case("GpuSort.byKey, global.mode=merge", engine, "Dataset.orderBy", SHUFFLE,
+        new Case("GpuSort.byKey, global.mode=merge", engine, true, "Dataset.orderBy", SHUFFLE,
             Map.of(mode, "merge"), ds -> ds.transform(GpuSort.<Row>byKey(KEY))),
-        new Case(SCAN, "-", null, null, Map.of(), ds -> ds),
-        new Case("Dataset.sortWithinPartitions", "spark", null, SCAN, Map.of(),
+        new Case(SCAN, "-", false, null, null, Map.of(), ds -> ds),
+        new Case("Dataset.sortWithinPartitions", "spark", false, null, SCAN, Map.of(),
             ds -> ds.sortWithinPartitions(KEY)),
-        new Case("GpuSort.withinPartitions", engine, "Dataset.sortWithinPartitions", SCAN,
+        new Case("GpuSort.withinPartitions", engine, true, "Dataset.sortWithinPartitions", SCAN,
             Map.of(), ds -> ds.transform(GpuSort.<Row>withinPartitions(KEY))));
   }
 
-  private static double measure(SparkSession spark, Case c, Dataset<Row> input) {
+  /**
+   * One warm-up run of every case, then {@link #reps} timed rounds, the cases in a different
+   * order each round; after each timed run of a GpuSort case, its node's stage metrics.
+   */
+  private Measurements measure(SparkSession spark, List<Case> cases, Dataset<Row> rows) {
+    double[][] seconds = new double[cases.size()][reps];
+    List<List<Map<String, Double>>> stageSamples = new ArrayList<>();
+    cases.forEach(c -> stageSamples.add(new ArrayList<>()));
+    WriteCapture writes = new WriteCapture();
+    spark.listenerManager().register(writes);
+    try {
+      for (Case c : cases) {
+        timeSeconds(spark, c, rows);
+      }
+      for (int rep = 0; rep < reps; rep++) {
+        for (int k = 0; k < cases.size(); k++) {
+          int i = (k + rep) % cases.size();
+          Case c = cases.get(i);
+          if (c.gpuSort()) {
+            // Reports of earlier writes still on the way would be taken for this one's.
+            awaitListeners(spark);
+            writes.clear();
+          }
+          seconds[i][rep] = timeSeconds(spark, c, rows);
+          if (c.gpuSort()) {
+            stageSamples.get(i).add(stageSample(writes.next(spark, c.name()).executedPlan()));
+          }
+        }
+      }
+    } finally {
+      spark.listenerManager().unregister(writes);
+    }
+    return new Measurements(seconds, stageSamples);
+  }
+
+  private static double timeSeconds(SparkSession spark, Case c, Dataset<Row> input) {
     c.conf().forEach((key, value) -> spark.conf().set(key, value));
     // GpuSort reads its configuration when the transform is applied, so build it after setting.
     Dataset<Row> sorted = c.sort().apply(input);
     System.gc();
     return ExampleRuntime.seconds(ExampleRuntime.timeNoopWriteNanos(sorted));
+  }
+
+  private static void awaitListeners(SparkSession spark) {
+    try {
+      spark.sparkContext().listenerBus().waitUntilEmpty(LISTENER_TIMEOUT_MILLIS);
+    } catch (TimeoutException e) {
+      throw new IllegalStateException("Spark's listeners did not catch up within "
+          + LISTENER_TIMEOUT_MILLIS + " ms", e);
+    }
+  }
+
+  /**
+   * The queries that succeeded since the last {@link #clear()}, as Spark's listener bus reports
+   * them: asynchronously, after the query has returned.
+   */
+  private static final class WriteCapture implements QueryExecutionListener {
+    private final BlockingQueue<QueryExecution> succeeded = new LinkedBlockingQueue<>();
+
+    @Override
+    public void onSuccess(String funcName, QueryExecution execution, long durationNanos) {
+      succeeded.add(execution);
+    }
+
+    @Override
+    public void onFailure(String funcName, QueryExecution execution, Exception exception) {
+      // A failed write has already failed the benchmark in the driver.
+    }
+
+    void clear() {
+      succeeded.clear();
+    }
+
+    /**
+     * The one query that succeeded since {@link #clear()}, once the listeners have caught up.
+     *
+     * @throws IllegalStateException if none or several were reported
+     */
+    QueryExecution next(SparkSession spark, String caseName) {
+      awaitListeners(spark);
+      QueryExecution write;
+      try {
+        write = succeeded.poll(LISTENER_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted waiting for the write of " + caseName, e);
+      }
+      if (write == null || !succeeded.isEmpty()) {
+        throw new IllegalStateException("expected Spark to report one write of " + caseName
+            + ", got " + (write == null ? 0 : 1 + succeeded.size()));
+      }
+      return write;
+    }
+  }
+
+  /**
+   * The stage metrics of the GpuSort nodes in {@code plan}, each summed over the nodes: stage
+   * times ({@value #STAGE_TIME_SUFFIX} keys) in seconds, engine calls as a count. Empty if the
+   * plan has no GpuSort node.
+   */
+  private static Map<String, Double> stageSample(SparkPlan plan) {
+    Map<String, Double> sample = new TreeMap<>();
+    for (GpuSortExec node : gpuSortNodes(plan, new ArrayList<>())) {
+      CollectionConverters.asJava(node.metrics()).forEach((key, metric) -> {
+        if (key.endsWith(STAGE_TIME_SUFFIX)) {
+          sample.merge(key, ExampleRuntime.seconds(nanos(metric)), Double::sum);
+        } else if (key.equals(ENGINE_CALLS_METRIC)) {
+          sample.merge(key, (double) Math.max(0, metric.value()), Double::sum);
+        }
+      });
+    }
+    return sample;
+  }
+
+  /** A timing metric's value in nanoseconds; Spark's "not set" (negative) counts as 0. */
+  private static long nanos(SQLMetric metric) {
+    long value = Math.max(0, metric.value());
+    return MILLIS_TIMING_TYPE.equals(metric.metricType()) ? value * 1_000_000 : value;
+  }
+
+  /**
+   * Adds the GpuSort nodes of an executed {@code plan} to {@code found}, looking into adaptive
+   * plans (their final plan) and query stages as well as children; returns {@code found}.
+   */
+  private static List<GpuSortExec> gpuSortNodes(SparkPlan plan, List<GpuSortExec> found) {
+    if (plan instanceof GpuSortExec node) {
+      found.add(node);
+    }
+    if (plan instanceof AdaptiveSparkPlanExec adaptive) {
+      gpuSortNodes(adaptive.executedPlan(), found);
+    } else if (plan instanceof QueryStageExec stage) {
+      gpuSortNodes(stage.plan(), found);
+    }
+    for (SparkPlan child : CollectionConverters.asJava(plan.children())) {
+      gpuSortNodes(child, found);
+    }
+    return found;
   }
 
   private void printTable(List<Case> cases, double[][] seconds, PrintStream out) {
@@ -183,6 +520,73 @@ public final class SortBenchmark {
     out.println("ratio: median of the case / median of Spark's own sort of the same kind; "
         + "x floor: / median of the same rows hash-shuffled (global sorts) or scanned "
         + "(within partitions), with no sort, in the same run");
+  }
+
+  /**
+   * One row per GpuSort case, one column per stage time any of its nodes reported, then the
+   * engine calls; each cell the median over the timed repetitions, "-" where the case's node
+   * has no such metric.
+   */
+  private static void printStageTable(List<Case> cases,
+      List<List<Map<String, Double>>> stageSamples, PrintStream out) {
+    List<String> stages = stageColumns(stageSamples);
+    StringBuilder header = new StringBuilder(String.format(Locale.ROOT, "%n%-36s %-7s",
+        "GpuSort stages", "engine"));
+    stages.forEach(stage -> header.append(' ').append(pad(stage, columnWidth(stage))));
+    out.println(header.append(' ').append(pad("engine calls", 12)));
+    for (int i = 0; i < cases.size(); i++) {
+      Case c = cases.get(i);
+      if (!c.gpuSort()) {
+        continue;
+      }
+      List<Map<String, Double>> samples = stageSamples.get(i);
+      StringBuilder row = new StringBuilder(String.format(Locale.ROOT, "%-36s %-7s", c.name(),
+          c.engine()));
+      if (samples.stream().allMatch(Map::isEmpty)) {
+        out.println(row.append(" (no GpuSort node in the executed plan)"));
+        continue;
+      }
+      for (String stage : stages) {
+        row.append(' ').append(pad(medianCell(samples, stage, "%.3f"), columnWidth(stage)));
+      }
+      out.println(row.append(' ').append(pad(medianCell(samples, ENGINE_CALLS_METRIC, "%.0f"),
+          12)));
+    }
+    out.println("stages: the GpuSort node's metrics whose keys end in \"Time\", in seconds of "
+        + "task time summed over all tasks (and over the case's GpuSort nodes), not wall time; "
+        + "engine calls: " + ENGINE_CALLS_METRIC + "; each the median over the timed "
+        + "repetitions");
+  }
+
+  /** Every stage time in the samples: the known stages in pipeline order, then others by name. */
+  private static List<String> stageColumns(List<List<Map<String, Double>>> stageSamples) {
+    TreeSet<String> stages = new TreeSet<>();
+    stageSamples.forEach(samples -> samples.forEach(sample -> stages.addAll(sample.keySet())));
+    stages.remove(ENGINE_CALLS_METRIC);
+    List<String> ordered = new ArrayList<>(stages);
+    ordered.sort(Comparator.comparingInt(SortBenchmark::knownStageRank));
+    return ordered;
+  }
+
+  private static int knownStageRank(String stage) {
+    int rank = KNOWN_STAGE_ORDER.indexOf(stage);
+    return rank >= 0 ? rank : KNOWN_STAGE_ORDER.size();
+  }
+
+  private static int columnWidth(String stage) {
+    return Math.max(MIN_STAGE_COLUMN_WIDTH, stage.length());
+  }
+
+  private static String pad(String text, int width) {
+    return String.format(Locale.ROOT, "%" + width + "s", text);
+  }
+
+  /** The median of {@code key} over the samples that have it, in {@code format}; else "-". */
+  private static String medianCell(List<Map<String, Double>> samples, String key, String format) {
+    double[] values = samples.stream().filter(s -> s.containsKey(key))
+        .mapToDouble(s -> s.get(key)).toArray();
+    return values.length == 0 ? "-"
+        : String.format(Locale.ROOT, format, ExampleRuntime.median(values));
   }
 
   private static int indexOf(List<Case> cases, String name) {
