@@ -48,14 +48,28 @@ if [ "${GPU_TESTS:-0}" = 1 ]; then
   grep -E "tests (successful|failed|aborted|skipped)|CudaRowPathTest .*match" "$out/gpu-tests.txt"
   grep -E "MethodSource|=> |Exception" "$out/gpu-tests.txt" | head -20
 fi
+# Folds the task threads' execution samples of a recording into "count frame;frame;..." lines,
+# leaf first, 24 frames deep, methods without arguments: small enough to bring back.
+fold_samples() {  # $1: recording, $2: output
+  bash "$host_sh" run -- jfr print --events jdk.ExecutionSample --stack-depth 64 "$1" | awk '
+    /^jdk.ExecutionSample/ { inS = 1; st = ""; th = ""; n = 0; next }
+    inS && /sampledThread/ { th = $0 }
+    inS && /stackTrace = \[/ { inT = 1; next }
+    inT && /^[ \t]*\]/ { inT = 0; next }
+    inT { if (n < 24) { f = $1; sub(/\(.*/, "", f); st = (n == 0 ? f : st ";" f); n++ } }
+    inS && /^}/ { if (th ~ /Executor task launch/) print st; inS = 0 }' \
+    | sort | uniq -c | sort -rn > "$2"
+  echo "$2: $(awk '{ s += $1 } END { print s }' "$2") samples, $(wc -l < "$2") stacks"
+}
 if [ "${PROFILE:-0}" = 1 ]; then
-  jfr="-XX:StartFlightRecording=filename=$out/new.jfr,settings=profile"
+  jfr="-XX:StartFlightRecording=filename=/tmp/new.jfr,settings=profile"
   bench profile-new "" "$jfr" --rows 100000000 --reps 1 --cases within
+  fold_samples /tmp/new.jfr "$out/samples-new.txt"
   if [ -n "$old_prefix" ]; then
-    jfr="-XX:StartFlightRecording=filename=$out/old.jfr,settings=profile"
+    jfr="-XX:StartFlightRecording=filename=/tmp/old.jfr,settings=profile"
     bench profile-old "$old_prefix" "$jfr" --rows 100000000 --reps 1 --cases within
+    fold_samples /tmp/old.jfr "$out/samples-old.txt"
   fi
-  ls -la "$out"/*.jfr
 fi
 if [ "${FULL:-0}" = 1 ]; then
   bench full-new "" "" --rows 100000000 --reps "${REPS:-3}"

@@ -62,7 +62,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * <pre>{@code
  * spark-submit --driver-memory 8g --class io.gpusort.examples.SortBenchmark \
  *     spark-gpusort-examples-<version>.jar [--rows 10000000] [--reps 5] [--partitions N] \
- *     [--engine cpu] [--input cached|parquet] [--parquet-dir DIR] [--key long|string]
+ *     [--engine cpu] [--input cached|parquet] [--parquet-dir DIR] [--key long|string] \
+ *     [--cases all|within|global] [--conf key=value ...]
  * }</pre>
  *
  * <p>Options: {@code --rows} (default 10,000,000), {@code --reps} timed repetitions after one
@@ -77,7 +78,10 @@ import scala.jdk.javaapi.CollectionConverters;
  * columns; {@code string}: a random 10-character string key and a 90-character string payload).
  * The sort key column is named {@code key} in both shapes. The Parquet input is read back with
  * Spark's file split settings, so its partitions can differ from {@code --partitions}; the header
- * says how many it has.
+ * says how many it has. {@code --cases}: {@code all} (the default), {@code within} (the scan and
+ * the two sorts within partitions) or {@code global} (the hash shuffle and the three global
+ * sorts). {@code --conf key=value} (repeatable) sets a session setting before any case runs, such
+ * as {@code spark.gpusort.cpu.gatherRows=true}.
  */
 public final class SortBenchmark {
   private static final String KEY = "key";
@@ -167,9 +171,18 @@ public final class SortBenchmark {
   private final Input input;
   private final String parquetDir;
   private final KeyShape keyShape;
+  private final Cases which;
+  /** Session settings ({@code --conf key=value}) set before any case runs. */
+  private final Map<String, String> settings;
+
+  /** Which cases run: all, the sorts within partitions (with the scan), or the global ones. */
+  enum Cases { ALL, WITHIN, GLOBAL }
 
   private SortBenchmark(long numRows, int reps, String master, int partitions, String engine,
-      Input input, String parquetDir, KeyShape keyShape) {
+      Input input, String parquetDir, KeyShape keyShape, Cases which,
+      Map<String, String> settings) {
+    this.which = which;
+    this.settings = settings;
     this.numRows = numRows;
     this.reps = reps;
     this.master = master;
@@ -214,6 +227,8 @@ public final class SortBenchmark {
     Input input = Input.CACHED;
     String parquetDir = null;
     KeyShape keyShape = KeyShape.LONG;
+    Cases which = Cases.ALL;
+    Map<String, String> settings = new TreeMap<>();
     for (int i = 0; i < argv.length; i += 2) {
       String option = argv[i];
       if (i + 1 >= argv.length) {
@@ -229,16 +244,25 @@ public final class SortBenchmark {
         case "--input" -> input = choice(option, value, Input.class);
         case "--parquet-dir" -> parquetDir = value;
         case "--key" -> keyShape = choice(option, value, KeyShape.class);
+        case "--cases" -> which = choice(option, value, Cases.class);
+        case "--conf" -> {
+          int eq = value.indexOf('=');
+          if (eq <= 0) {
+            throw new IllegalArgumentException("--conf needs key=value, not '" + value + "'");
+          }
+          settings.put(value.substring(0, eq).trim(), value.substring(eq + 1).trim());
+        }
         default -> throw new IllegalArgumentException("unknown option '" + option
             + "'; options are --rows, --reps, --master, --partitions, --engine, --input, "
-            + "--parquet-dir, --key");
+            + "--parquet-dir, --key, --cases, --conf");
       }
     }
     if (parquetDir != null && input != Input.PARQUET) {
       throw new IllegalArgumentException("--parquet-dir needs --input parquet");
     }
     return new SortBenchmark(rows, (int) Math.min(reps, 1000), master,
-        (int) Math.min(partitions, Integer.MAX_VALUE), engine, input, parquetDir, keyShape);
+        (int) Math.min(partitions, Integer.MAX_VALUE), engine, input, parquetDir, keyShape, which,
+        settings);
   }
 
   /** The constant of {@code type} that {@code value} names, in any case. */
@@ -259,11 +283,13 @@ public final class SortBenchmark {
     int numPartitions = partitions > 0 ? partitions : spark.sparkContext().defaultParallelism();
     // One engine for every GpuSort case; the global mode is set per case.
     spark.conf().set(GpuSortConf.ENGINE.key(), engine);
+    settings.forEach((key, value) -> spark.conf().set(key, value));
     Dataset<Row> generated = keyShape.generate(spark, numRows, numPartitions);
     try (PreparedInput prepared = prepare(spark, generated)) {
       out.printf(Locale.ROOT, "SortBenchmark: %,d rows in %d partitions, master %s, %d "
           + "repetitions after 1 warm-up%n", numRows, numPartitions,
           spark.sparkContext().master(), reps);
+      settings.forEach((key, value) -> out.printf(Locale.ROOT, "  --conf %s=%s%n", key, value));
       out.printf(Locale.ROOT, "  --key %s: %s%n", lowerName(keyShape), keyShape.description);
       out.printf(Locale.ROOT, "  --input %s: %s%n", lowerName(input), prepared.description());
       List<Case> cases = cases(FileSort.engineUsed(spark), numPartitions);
@@ -344,7 +370,7 @@ public final class SortBenchmark {
 
   private List<Case> cases(String engine, int numPartitions) {
     String mode = GpuSortConf.GLOBAL_MODE.key();
-    return List.of(
+    List<Case> all = List.of(
         new Case(SHUFFLE, "-", false, null, null, Map.of(),
             ds -> ds.repartition(numPartitions, ds.col(KEY))),
         new Case("Dataset.orderBy", "spark", false, null, SHUFFLE, Map.of(),
@@ -358,6 +384,11 @@ public final class SortBenchmark {
             ds -> ds.sortWithinPartitions(KEY)),
         new Case("GpuSort.withinPartitions", engine, true, "Dataset.sortWithinPartitions", SCAN,
             Map.of(), ds -> ds.transform(GpuSort.<Row>withinPartitions(KEY))));
+    return switch (which) {
+      case ALL -> all;
+      case GLOBAL -> all.subList(0, 4);
+      case WITHIN -> all.subList(4, 7);
+    };
   }
 
   /**
