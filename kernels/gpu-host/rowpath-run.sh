@@ -43,10 +43,10 @@ if [ "${GPU_TESTS:-0}" = 1 ]; then
     -Dgpusort.test.master='local[16]' org.junit.platform.console.ConsoleLauncher execute \
     --disable-banner --disable-ansi-colors --select-package io.gpusort.engine \
     --select-class io.gpusort.sql.CudaRowPathTest --include-tag gpu \
-    --reports-dir "$out/junit" --details summary > "$out/gpu-tests.txt" 2>&1
+    --details tree > "$out/gpu-tests.txt" 2>&1
   echo "gpu tests exit $?"
   grep -E "tests (successful|failed|aborted|skipped)|CudaRowPathTest .*match" "$out/gpu-tests.txt"
-  grep -E "MethodSource|=> |Exception" "$out/gpu-tests.txt" | head -20
+  grep -E "✘|=> |Exception" "$out/gpu-tests.txt" | head -20
 fi
 # Folds the task threads' execution samples of a recording into "count frame;frame;..." lines,
 # leaf first, 24 frames deep, methods without arguments: small enough to bring back.
