@@ -12,6 +12,9 @@
 #   FULL       SortBenchmark, every case, 1e8 cached rows, REPS repetitions (3), new and OLD
 #   VARIANTS   SortBenchmark's within-partition cases on Parquet input (1e8 rows) and with string
 #              keys (2e7 rows), new and OLD
+#   FINAL      page sizes (chunk.maxBytes 8m, 32m, 128m) as cases of one run; 8 and 16 GPU tasks
+#              at once against the default 2, on cached, Parquet and string-key input; the tests
+#              of the shared engine's gather, a sort-merge join's sorts and fixed-width rows
 # OLD: a folder holding core/, the spark-gpusort-core classes of the build to compare, put ahead
 # of the bundle's on the classpath (the benchmark itself is the bundle's, so both are measured
 # alike). ENGINE (cuda), MASTER (local[16]), HEAP (-Xmx80g).
@@ -33,7 +36,7 @@ bench() {
     io.gpusort.examples.SortBenchmark --engine $engine --master '$master' $*" \
     > "$out/bench-$label.txt" 2>&1
   echo "SortBenchmark $label exit $?"
-  grep -vE "^[0-9:. ]+(WARN|INFO)|^\s+at |^WARNING" "$out/bench-$label.txt" | tail -30
+  grep -E "^(case|scan|Dataset|GpuSort|hash|  --)" "$out/bench-$label.txt"
 }
 old_prefix=""
 [ -n "${OLD:-}" ] && old_prefix="$OLD/core:"
@@ -41,7 +44,7 @@ old_prefix=""
 if [ "${GPU_TESTS:-0}" = 1 ]; then
   bash "$host_sh" run -- java -Xmx48g -Dgpusort.memory.trackLeaks=true \
     -Dgpusort.test.master='local[16]' org.junit.platform.console.ConsoleLauncher execute \
-    --disable-banner --disable-ansi-colors --select-package io.gpusort.engine \
+    --disable-banner --disable-ansi-colors ${ENGINE_TESTS:---select-package io.gpusort.engine} \
     --select-class io.gpusort.sql.CudaRowPathTest --include-tag gpu \
     --details tree > "$out/gpu-tests.txt" 2>&1
   echo "gpu tests exit $?"
@@ -82,5 +85,29 @@ if [ "${VARIANTS:-0}" = 1 ]; then
   bench string-new "" "" --rows 20000000 --reps 3 --cases within --key string
   [ -n "$old_prefix" ] && bench string-old "$old_prefix" "" --rows 20000000 --reps 3 \
     --cases within --key string
+fi
+if [ "${FINAL:-0}" = 1 ]; then
+  # The page size (chunk.maxBytes) as cases of one run; the GPU-task bound (read once per
+  # executor) as runs of their own.
+  bench within-pages "" "" --rows 100000000 --reps 3 --cases within \
+    --variant chunk=8m:spark.gpusort.chunk.maxBytes=8m \
+    --variant chunk=128m:spark.gpusort.chunk.maxBytes=128m
+  bench within-tasks8 "" "" --rows 100000000 --reps 3 --cases within \
+    --conf spark.gpusort.cuda.concurrentTasks=8
+  bash "$host_sh" run -- java -Xmx48g -Dgpusort.test.master='local[16]' \
+    org.junit.platform.console.ConsoleLauncher execute --disable-banner --disable-ansi-colors \
+    --select-method 'io.gpusort.engine.cuda.CudaEngineExtraTest#sharedEngineGathersRowsOnTheDevice' \
+    --select-method 'io.gpusort.sql.CudaRowPathTest#sortMergeJoinSortsPutRowsInOrderOnTheDevice' \
+    --select-method 'io.gpusort.sql.CudaRowPathTest#fixedWidthRowsMatchSpark(java.lang.String)' \
+    --details tree > "$out/gpu-tests-final.txt" 2>&1
+  echo "final gpu tests exit $?"
+  grep -E "tests (successful|failed|aborted)|CudaRowPathTest .*(match|join)|✘" \
+    "$out/gpu-tests-final.txt"
+  bench parquet-tasks8 "" "" --rows 100000000 --reps 3 --cases within --input parquet \
+    --conf spark.gpusort.cuda.concurrentTasks=8
+  bench string-tasks8 "" "" --rows 20000000 --reps 3 --cases within --key string \
+    --conf spark.gpusort.cuda.concurrentTasks=8
+  bench within-tasks16 "" "" --rows 100000000 --reps 3 --cases within \
+    --conf spark.gpusort.cuda.concurrentTasks=16
 fi
 exit 0

@@ -254,6 +254,16 @@ public final class Engines {
     }
 
     @Override
+    public boolean gathersRowsOnDevice() {
+      return engine.gathersRowsOnDevice();
+    }
+
+    @Override
+    public boolean gatherRows(RowPages rows, io.gpusort.memory.HostBuffer permutation) {
+      return engine.gatherRows(rows, permutation);
+    }
+
+    @Override
     public void close() {}
   }
 

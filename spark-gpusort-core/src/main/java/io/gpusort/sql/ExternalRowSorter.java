@@ -47,8 +47,6 @@ final class ExternalRowSorter implements SortMemory.Spiller {
   private static final int WRITE_BATCH_ROWS = 1024;
   /** The most spilled runs read at once; more are merged into fewer files first. */
   static final int MAX_MERGE_WIDTH = 64;
-  /** Rows of which one is timed for the intake and output stage times: 1 in 64. */
-  private static final int TIMING_SAMPLE_MASK = 63;
 
   private static final AtomicInteger OPEN_SORTS = new AtomicInteger();
   private static final AtomicLong ROWS_TAKEN_IN = new AtomicLong();
@@ -130,20 +128,20 @@ final class ExternalRowSorter implements SortMemory.Spiller {
   Iterator<InternalRow> sort(Iterator<InternalRow> input) {
     try {
       long count = 0;
-      long sampledNanos = 0;
+      SampledTimer timer = new SampledTimer();
       while (input.hasNext()) {
         UnsafeRow row = keys.asUnsafe(input.next());
         if ((++count & (KILL_CHECK_ROWS - 1)) == 0) {
           killCheck.run();
           ROWS_TAKEN_IN.addAndGet(KILL_CHECK_ROWS);
         }
-        if ((count & TIMING_SAMPLE_MASK) == 0) {
-          sampledNanos += insertTimed(row);
+        if (SampledTimer.sampled(count)) {
+          insertTimed(row, timer);
         } else {
           insert(row);
         }
       }
-      SortMetrics.add(plan.metrics.intakeTime, sampledNanos * (TIMING_SAMPLE_MASK + 1));
+      SortMetrics.add(plan.metrics.intakeTime, timer.estimateNanos());
       return startOutput();
     } catch (IOException e) {
       close();
@@ -160,14 +158,14 @@ final class ExternalRowSorter implements SortMemory.Spiller {
   }
 
   /**
-   * {@link #insert}, returning the nanoseconds of the intake proper (room and copy, key encoding)
-   * without any seal or spill it caused, which the sort's own times count.
+   * {@link #insert}, timing the intake proper (the copy and the key encoding) without any seal or
+   * spill it caused, which the sort's own times count.
    */
-  private long insertTimed(UnsafeRow row) throws IOException {
+  private void insertTimed(UnsafeRow row, SampledTimer timer) throws IOException {
     makeRoom(row.getSizeInBytes());
     long start = System.nanoTime();
     builder.append(row);
-    return System.nanoTime() - start;
+    timer.add(start);
   }
 
   /** Seals or spills as the limits say, then makes room for a row of {@code size} bytes. */

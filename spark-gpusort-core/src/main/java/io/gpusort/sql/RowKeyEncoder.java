@@ -26,6 +26,12 @@ final class RowKeyEncoder {
   private final boolean[] nullable;
   private final int[] valueBits;
   private final UnsafeProjection projection;
+  /**
+   * The width of the only key field when it is a non-null fixed-width value at the key's start
+   * (a long, int, double, ... column): its key is one word, encoded without the general loop.
+   * 0 otherwise.
+   */
+  private final int soleFixedWidth;
 
   RowKeyEncoder(KeySpec spec) {
     this.layout = spec.layout;
@@ -47,6 +53,18 @@ final class RowKeyEncoder {
     }
     this.ordinals = spec.ordinals.clone();
     this.projection = spec.keyProjection == null ? null : UnsafeProjection.create(spec.keyProjection);
+    this.soleFixedWidth = numFields == 1 && !nullable[0] && offsets[0] == 0 && projection == null
+        && layout.numWords() == 1 ? fixedWidth(kinds[0]) : 0;
+  }
+
+  private static int fixedWidth(KeyKind kind) {
+    return switch (kind) {
+      case BYTE -> 8;
+      case SHORT -> 16;
+      case INT, FLOAT -> 32;
+      case LONG, DOUBLE -> 64;
+      default -> 0;
+    };
   }
 
   KeyLayout layout() {
@@ -55,6 +73,10 @@ final class RowKeyEncoder {
 
   /** Writes the key of {@code row} into {@code words} (length {@code layout.numWords()}). */
   void encode(UnsafeRow row, long[] words) {
+    if (soleFixedWidth != 0) {
+      words[0] = soleFixedKey(row);
+      return;
+    }
     java.util.Arrays.fill(words, 0L);
     UnsafeRow source = projection == null ? row : projection.apply(row);
     for (int i = 0; i < numFields; i++) {
@@ -70,6 +92,24 @@ final class RowKeyEncoder {
       }
       encodeValue(source, i, ordinal, pos, words);
     }
+  }
+
+  /** The one key word of a row whose key is a single non-null fixed-width field. */
+  private long soleFixedKey(UnsafeRow row) {
+    int ordinal = ordinals[0];
+    long bits = switch (kinds[0]) {
+      case BYTE -> OrderedBits.ofByte(row.getByte(ordinal));
+      case SHORT -> OrderedBits.ofShort(row.getShort(ordinal));
+      case INT -> OrderedBits.ofInt(row.getInt(ordinal));
+      case FLOAT -> OrderedBits.ofFloat(row.getFloat(ordinal));
+      case LONG -> OrderedBits.ofLong(row.getLong(ordinal));
+      default -> OrderedBits.ofDouble(row.getDouble(ordinal));
+    };
+    int width = soleFixedWidth;
+    if (descending[0]) {
+      bits = ~bits;
+    }
+    return width == 64 ? bits : (bits & KeyLayout.mask(width)) << (64 - width);
   }
 
   private void encodeValue(UnsafeRow row, int field, int ordinal, int pos, long[] words) {

@@ -21,6 +21,8 @@ import org.apache.spark.unsafe.Platform;
  */
 final class RowStore {
   static final int RECORD_HEADER_BYTES = RowPages.RECORD_HEADER_BYTES;
+  /** Rows up to this size are copied word by word. */
+  private static final int SMALL_ROW_BYTES = 64;
   /** The first page's size (or {@code maxPageBytes} when smaller). */
   static final long FIRST_PAGE_BYTES = 64L << 10;
 
@@ -80,8 +82,16 @@ final class RowStore {
     int size = row.getSizeInBytes();
     long at = currentAddress + used;
     HostMemory.putLong(at, size);
-    Platform.copyMemory(row.getBaseObject(), row.getBaseOffset(), null, at + RECORD_HEADER_BYTES,
-        size);
+    Object base = row.getBaseObject();
+    long from = row.getBaseOffset();
+    if (size <= SMALL_ROW_BYTES) {
+      // UnsafeRow sizes are multiples of 8: word copies beat a bulk copy's set-up for small rows.
+      for (int k = 0; k < size; k += 8) {
+        HostMemory.putLong(at + RECORD_HEADER_BYTES + k, Platform.getLong(base, from + k));
+      }
+    } else {
+      Platform.copyMemory(base, from, null, at + RECORD_HEADER_BYTES, size);
+    }
     long pointer = RowPages.pointer(pages.size() - 1, used);
     int record = RECORD_HEADER_BYTES + size;
     used += record;

@@ -19,8 +19,6 @@ import org.apache.spark.sql.execution.metric.SQLMetric;
 final class SortOutput implements Iterator<InternalRow> {
   /** Rows between two checks for a killed task. */
   private static final int KILL_CHECK_ROWS = 4096;
-  /** One row in this many is timed for the output stage time (timing each would cost more). */
-  private static final int TIMING_SAMPLE_ROWS = 64;
 
   private final RowCursor[] cursors;
   private final Runnable killCheck;
@@ -29,8 +27,7 @@ final class SortOutput implements Iterator<InternalRow> {
   private final SQLMetric outputTime;
   private long remaining;
   private long returned;
-  /** Nanoseconds of the rows timed, one in {@link #TIMING_SAMPLE_ROWS}. */
-  private long sampledNanos;
+  private final SampledTimer timer = new SampledTimer();
 
   /**
    * Reads {@code cursors} (runs in the order their rows arrived, so that equal keys keep it);
@@ -61,12 +58,12 @@ final class SortOutput implements Iterator<InternalRow> {
     if ((++returned & (KILL_CHECK_ROWS - 1)) == 0) {
       killCheck.run();
     }
-    if ((returned & (TIMING_SAMPLE_ROWS - 1)) != 0) {
+    if (!SampledTimer.sampled(returned)) {
       return nextRow();
     }
     long start = System.nanoTime();
     InternalRow row = nextRow();
-    sampledNanos += System.nanoTime() - start;
+    timer.add(start);
     return row;
   }
 
@@ -87,7 +84,7 @@ final class SortOutput implements Iterator<InternalRow> {
     remaining--;
     if (remaining == 0) {
       row = row.copy();
-      SortMetrics.add(outputTime, sampledNanos * TIMING_SAMPLE_ROWS);
+      SortMetrics.add(outputTime, timer.estimateNanos());
       onExhausted.run();
     }
     return row;

@@ -97,6 +97,42 @@ class CudaRowPathTest {
         d -> d.transform(GpuSort.withinPartitions(order)), keyHash(key), false);
   }
 
+  /**
+   * The sorts Spark plans under a sort-merge join, replaced through the SQL extension, take the
+   * same path: both sides' rows are put in order on the device, and the join's result is Spark's.
+   */
+  @org.junit.jupiter.api.Test
+  void sortMergeJoinSortsPutRowsInOrderOnTheDevice() {
+    SparkSession spark = SparkTestSession.get();
+    int rows = 2_000_000;
+    spark.range(0, rows, 1, PARTITIONS).selectExpr("id", "pmod(xxhash64(id), 1000003) AS k",
+        "repeat('l', cast(pmod(id, 20) as int)) AS pad").createOrReplaceTempView("smj_l");
+    spark.range(0, rows, 1, PARTITIONS).selectExpr("id", "pmod(xxhash64(id, 7L), 1000003) AS k")
+        .createOrReplaceTempView("smj_r");
+    String query = "SELECT count(*) AS n, sum(l.id * 31 + r.id) AS s, sum(length(l.pad)) AS p "
+        + "FROM smj_l l JOIN smj_r r ON l.k = r.k";
+    spark.conf().set("spark.sql.autoBroadcastJoinThreshold", "-1");
+    try {
+      spark.conf().set(SparkTestSession.SQL_ENABLED, "false");
+      Row expected = spark.sql(query).collectAsList().get(0);
+      spark.conf().set(SparkTestSession.SQL_ENABLED, "true");
+      spark.conf().set("spark.gpusort.engine", ENGINE);
+      Dataset<Row> ours = spark.sql(query);
+      Row actual = ours.collectAsList().get(0);
+      assertEquals(expected, actual, "join result");
+      assertEquals(2L * rows, SortResources.metric(ours, ENGINE + "Rows"), "rows sorted");
+      if (ENGINE.equals("cuda")) {
+        assertEquals(2L * rows, SortResources.metric(ours, "rowsGatheredOnDevice"),
+            "rows put in order on the device");
+      }
+      System.out.printf("CudaRowPathTest sort-merge join: %s, %,d rows put in order on the device%n",
+          actual, SortResources.metric(ours, "rowsGatheredOnDevice"));
+    } finally {
+      spark.conf().unset("spark.sql.autoBroadcastJoinThreshold");
+      spark.conf().set(SparkTestSession.SQL_ENABLED, "false");
+    }
+  }
+
   /** Key columns of every type derived from a hash of the row id, one in 17 null. */
   private static Dataset<Row> frame(boolean wide) {
     SparkSession spark = SparkTestSession.get();

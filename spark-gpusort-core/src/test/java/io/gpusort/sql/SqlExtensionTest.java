@@ -82,6 +82,12 @@ class SqlExtensionTest {
     List<Row> ours = sortedOnHost(run(true, join, GPU_SORT, SPARK_SORT));
     assertTrue(ours.size() > ROWS, "join rows: " + ours.size());
     assertEquals(spark0, ours);
+    // The join's sorts ran the row path's stages: both sides' rows (but those with null join
+    // keys, filtered out first) taken in, sorted, handed on.
+    long sorted = SortResources.metric(lastQuery, "numOutputRows");
+    assertTrue(sorted > ROWS && sorted <= 2L * ROWS, "rows through the join's sorts: " + sorted);
+    assertTrue(SortResources.metric(lastQuery, "engineChunks") >= 2);
+    assertTrue(SortResources.metric(lastQuery, "deviceSortTime") > 0);
   }
 
   @Test
@@ -114,6 +120,9 @@ class SqlExtensionTest {
     assertFalse(contains(off, GPU_SORT), off);
   }
 
+  /** The query {@link #run} ran last, for its metrics. */
+  private Dataset<Row> lastQuery;
+
   private String explain(String query) {
     StringBuilder text = new StringBuilder();
     for (Row row : spark.sql("EXPLAIN " + query).collectAsList()) {
@@ -130,6 +139,7 @@ class SqlExtensionTest {
       String absent) {
     spark.conf().set(SparkTestSession.SQL_ENABLED, Boolean.toString(enabled));
     Dataset<Row> ds = query.get();
+    lastQuery = ds;
     List<Row> rows = ds.collectAsList();
     String plan = ds.queryExecution().executedPlan().toString();
     assertTrue(contains(plan, present), "enabled=" + enabled + ", no " + present + " in\n" + plan);

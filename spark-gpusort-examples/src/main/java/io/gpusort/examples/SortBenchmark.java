@@ -63,7 +63,7 @@ import scala.jdk.javaapi.CollectionConverters;
  * spark-submit --driver-memory 8g --class io.gpusort.examples.SortBenchmark \
  *     spark-gpusort-examples-<version>.jar [--rows 10000000] [--reps 5] [--partitions N] \
  *     [--engine cpu] [--input cached|parquet] [--parquet-dir DIR] [--key long|string] \
- *     [--cases all|within|global] [--conf key=value ...]
+ *     [--cases all|within|global] [--conf key=value ...] [--variant label:key=value,... ...]
  * }</pre>
  *
  * <p>Options: {@code --rows} (default 10,000,000), {@code --reps} timed repetitions after one
@@ -81,7 +81,10 @@ import scala.jdk.javaapi.CollectionConverters;
  * says how many it has. {@code --cases}: {@code all} (the default), {@code within} (the scan and
  * the two sorts within partitions) or {@code global} (the hash shuffle and the three global
  * sorts). {@code --conf key=value} (repeatable) sets a session setting before any case runs, such
- * as {@code spark.gpusort.cpu.gatherRows=true}.
+ * as {@code spark.gpusort.cpu.gatherRows=true}. {@code --variant label:key=value[,key=value...]}
+ * (repeatable) adds a {@code GpuSort.withinPartitions} case run with those settings (settings
+ * read once per executor, such as {@code spark.gpusort.cuda.concurrentTasks}, need a run of
+ * their own with {@code --conf}).
  */
 public final class SortBenchmark {
   private static final String KEY = "key";
@@ -174,15 +177,18 @@ public final class SortBenchmark {
   private final Cases which;
   /** Session settings ({@code --conf key=value}) set before any case runs. */
   private final Map<String, String> settings;
+  /** Extra GpuSort.withinPartitions cases ({@code --variant label:key=value,...}) by label. */
+  private final Map<String, Map<String, String>> variants;
 
   /** Which cases run: all, the sorts within partitions (with the scan), or the global ones. */
   enum Cases { ALL, WITHIN, GLOBAL }
 
   private SortBenchmark(long numRows, int reps, String master, int partitions, String engine,
       Input input, String parquetDir, KeyShape keyShape, Cases which,
-      Map<String, String> settings) {
+      Map<String, String> settings, Map<String, Map<String, String>> variants) {
     this.which = which;
     this.settings = settings;
+    this.variants = variants;
     this.numRows = numRows;
     this.reps = reps;
     this.master = master;
@@ -229,6 +235,7 @@ public final class SortBenchmark {
     KeyShape keyShape = KeyShape.LONG;
     Cases which = Cases.ALL;
     Map<String, String> settings = new TreeMap<>();
+    Map<String, Map<String, String>> variants = new java.util.LinkedHashMap<>();
     for (int i = 0; i < argv.length; i += 2) {
       String option = argv[i];
       if (i + 1 >= argv.length) {
@@ -252,9 +259,22 @@ public final class SortBenchmark {
           }
           settings.put(value.substring(0, eq).trim(), value.substring(eq + 1).trim());
         }
+        case "--variant" -> {
+          int colon = value.indexOf(':');
+          Map<String, String> conf = new TreeMap<>();
+          for (String pair : value.substring(colon + 1).split(",")) {
+            int eq = pair.indexOf('=');
+            if (colon <= 0 || eq <= 0) {
+              throw new IllegalArgumentException(
+                  "--variant needs label:key=value[,key=value...], not '" + value + "'");
+            }
+            conf.put(pair.substring(0, eq).trim(), pair.substring(eq + 1).trim());
+          }
+          variants.put(value.substring(0, colon), conf);
+        }
         default -> throw new IllegalArgumentException("unknown option '" + option
             + "'; options are --rows, --reps, --master, --partitions, --engine, --input, "
-            + "--parquet-dir, --key, --cases, --conf");
+            + "--parquet-dir, --key, --cases, --conf, --variant");
       }
     }
     if (parquetDir != null && input != Input.PARQUET) {
@@ -262,7 +282,7 @@ public final class SortBenchmark {
     }
     return new SortBenchmark(rows, (int) Math.min(reps, 1000), master,
         (int) Math.min(partitions, Integer.MAX_VALUE), engine, input, parquetDir, keyShape, which,
-        settings);
+        settings, variants);
   }
 
   /** The constant of {@code type} that {@code value} names, in any case. */
@@ -384,11 +404,17 @@ public final class SortBenchmark {
             ds -> ds.sortWithinPartitions(KEY)),
         new Case("GpuSort.withinPartitions", engine, true, "Dataset.sortWithinPartitions", SCAN,
             Map.of(), ds -> ds.transform(GpuSort.<Row>withinPartitions(KEY))));
-    return switch (which) {
+    List<Case> chosen = new ArrayList<>(switch (which) {
       case ALL -> all;
       case GLOBAL -> all.subList(0, 4);
       case WITHIN -> all.subList(4, 7);
-    };
+    });
+    if (which != Cases.GLOBAL) {
+      variants.forEach((label, conf) -> chosen.add(new Case("GpuSort.withinPartitions " + label,
+          engine, true, "Dataset.sortWithinPartitions", SCAN, conf,
+          ds -> ds.transform(GpuSort.<Row>withinPartitions(KEY)))));
+    }
+    return chosen;
   }
 
   /**
@@ -426,7 +452,17 @@ public final class SortBenchmark {
     return new Measurements(seconds, stageSamples);
   }
 
-  private static double timeSeconds(SparkSession spark, Case c, Dataset<Row> input) {
+  private double timeSeconds(SparkSession spark, Case c, Dataset<Row> input) {
+    // A variant's settings hold for its own case only: the others get the run's settings back.
+    for (Map<String, String> conf : variants.values()) {
+      for (String key : conf.keySet()) {
+        if (settings.containsKey(key)) {
+          spark.conf().set(key, settings.get(key));
+        } else {
+          spark.conf().unset(key);
+        }
+      }
+    }
     c.conf().forEach((key, value) -> spark.conf().set(key, value));
     // GpuSort reads its configuration when the transform is applied, so build it after setting.
     Dataset<Row> sorted = c.sort().apply(input);

@@ -32,6 +32,18 @@ class CudaEngineExtraTest {
   private static final long SEED = TestSeeds.baseSeed();
 
   /**
+   * The engine handed to tasks (shared per process) gathers rows on the device, as the CUDA engine
+   * itself does: the row path asks the shared one.
+   */
+  @org.junit.jupiter.api.Test
+  void sharedEngineGathersRowsOnTheDevice() {
+    CudaEngineTest.openOrSkip(EngineOptions.defaults(EngineChoice.CUDA)).close();
+    io.gpusort.engine.SortEngine shared = Engines.create(EngineOptions.defaults(EngineChoice.CUDA));
+    assertEquals("cuda", shared.name());
+    assertTrue(shared.gathersRowsOnDevice(), "the shared engine does not gather on the device");
+  }
+
+  /**
    * A budget far under the batch: the engine sorts pieces on the device and merges them on the
    * host, with the CPU engine's result (stability included).
    */
