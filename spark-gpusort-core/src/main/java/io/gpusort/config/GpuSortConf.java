@@ -115,6 +115,13 @@ public final class GpuSortConf {
           + "permutation as they are handed on does the same random reads without the copy "
           + "(BENCHMARKS.md). GPU engines put the rows in order on their device regardless.");
 
+  public static final ConfEntry<Boolean> COLUMNAR_INTAKE = booleanEntry(
+      "spark.gpusort.intake.columnar", true,
+      "Whether a sort within partitions whose input is a columnar scan (the in-memory cache, "
+          + "Parquet, ORC) with only fixed-width columns takes the scan's batches and writes their "
+          + "rows straight into its own memory, instead of rows Spark converts for it and it then "
+          + "copies.");
+
   public static final ConfEntry<GlobalMode> GLOBAL_MODE = enumEntry("spark.gpusort.global.mode",
       GlobalMode.class, GlobalMode.SORT,
       "How byKey orders the whole dataset: sort = range-shuffle the rows, then sort each output "

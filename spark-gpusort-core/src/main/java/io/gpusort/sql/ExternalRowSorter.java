@@ -23,6 +23,7 @@ import org.apache.spark.TaskContext;
 import org.apache.spark.memory.SparkOutOfMemoryError;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.apache.spark.util.TaskCompletionListener;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -51,6 +52,7 @@ final class ExternalRowSorter implements SortMemory.Spiller {
   private static final AtomicInteger OPEN_SORTS = new AtomicInteger();
   private static final AtomicLong ROWS_TAKEN_IN = new AtomicLong();
   private static final AtomicLong SPILLS = new AtomicLong();
+  private static final AtomicLong COLUMNAR_ROWS = new AtomicLong();
 
   private enum Phase { INTAKE, OUTPUT, DONE }
 
@@ -74,6 +76,8 @@ final class ExternalRowSorter implements SortMemory.Spiller {
   private long spillDiskBytes;
   /** Rows of the sorted runs held in memory (not counting the run being filled). */
   private long memoryRunRows;
+  /** Nanoseconds of sorting so far (runs sealed, spilled runs merged), to keep out of intake. */
+  private long sealNanosSoFar;
 
   /**
    * A sorter for one partition of {@code plan} in {@code task}. {@code presortedRuns}: the input is
@@ -119,9 +123,69 @@ final class ExternalRowSorter implements SortMemory.Spiller {
     return ROWS_TAKEN_IN.get();
   }
 
+  /** Rows the sorters of this process took in straight from columnar batches. */
+  static long columnarRowsTakenIn() {
+    return COLUMNAR_ROWS.get();
+  }
+
   /** Spills of the sorters of this process so far. */
   static long spills() {
     return SPILLS.get();
+  }
+
+  /** Sorts the rows of columnar {@code batches} in the current task (the columnar intake). */
+  static Iterator<InternalRow> sortBatchesInTask(SortPlan plan, Iterator<ColumnarBatch> batches,
+      ColumnarRowWriter writer) {
+    TaskContext task = TaskContext.get();
+    if (task == null) {
+      throw new IllegalStateException("GpuSort sorts rows inside a Spark task");
+    }
+    return new ExternalRowSorter(plan, task, Engines::create, SparkSpillStore.ofExecutor(), false)
+        .sortBatches(batches, writer);
+  }
+
+  /**
+   * Takes in every row of {@code batches}, written by {@code writer} straight into the run's
+   * pages, then returns the rows in order.
+   */
+  Iterator<InternalRow> sortBatches(Iterator<ColumnarBatch> batches, ColumnarRowWriter writer) {
+    try {
+      long count = 0;
+      int size = writer.rowBytes();
+      while (batches.hasNext()) {
+        ColumnarBatch batch = batches.next();
+        long batchStart = System.nanoTime();
+        long sealsBefore = sealNanosSoFar;
+        writer.bind(batch);
+        int n = batch.numRows();
+        for (int r = 0; r < n; ) {
+          killCheck.run();
+          makeRoom(size);
+          // As many rows as fit the page and the index, and keep within the limits that end a run.
+          int take = Math.min(n - r, builder.rowsThatFit(size));
+          take = (int) Math.min(take, plan.forceSpillRows - (builder.numRows() + memoryRunRows));
+          long runRoom = (plan.runBytes - runBytes(builder.numRows()))
+              / (RowStore.recordBytes(size) + 8L * keys.numWords);
+          take = (int) Math.max(1, Math.min(take, runRoom));
+          builder.append(writer, r, take);
+          r += take;
+          count += take;
+        }
+        ROWS_TAKEN_IN.addAndGet(n);
+        // The intake of a batch is timed whole: no clock per row, the batch's own seals taken off.
+        SortMetrics.add(plan.metrics.intakeTime,
+            System.nanoTime() - batchStart - (sealNanosSoFar - sealsBefore));
+      }
+      SortMetrics.add(plan.metrics.columnarRows, count);
+      COLUMNAR_ROWS.addAndGet(count);
+      return startOutput();
+    } catch (IOException e) {
+      close();
+      throw new UncheckedIOException("GpuSort could not spill to local disk", e);
+    } catch (RuntimeException | Error e) {
+      close();
+      throw e;
+    }
   }
 
   /** Takes in every row of {@code input}, then returns the rows in order. */
@@ -378,6 +442,7 @@ final class ExternalRowSorter implements SortMemory.Spiller {
   }
 
   private void recordSortTime(long nanos) {
+    sealNanosSoFar += nanos;
     SortMetrics.add(plan.metrics.sortTimeNanos, nanos);
     EngineStats.recordSortNanos(nanos);
   }

@@ -10,7 +10,9 @@ import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.SortOrder;
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
 import org.apache.spark.sql.catalyst.plans.physical.UnknownPartitioning;
+import org.apache.spark.sql.execution.ColumnarToRowExec;
 import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.WholeStageCodegenExec;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.internal.SQLConf;
 import scala.collection.immutable.IndexedSeq;
@@ -54,10 +56,39 @@ public final class GpuSortExec extends SparkPlan {
   @Override
   public RDD<InternalRow> doExecute() {
     SortPlan plan = sortPlan();
+    SparkPlan columnar = global ? null : columnarSource(plan);
+    if (columnar != null) {
+      return SortPipelines.sortBatchesWithinPartitions(columnar.executeColumnar(), plan);
+    }
     RDD<InternalRow> input = child.execute();
     return global
         ? SortPipelines.sortGlobally(input, plan)
         : SortPipelines.sortWithinPartitions(input, plan);
+  }
+
+  /**
+   * The child itself when it can hand out batches (the in-memory cache's scan), or the columnar
+   * plan under the row conversion Spark put above it for this node (a file scan's batches turned
+   * into rows, alone in its codegen stage), when the columnar intake can take its batches: a sort within partitions, fixed-width columns,
+   * {@code spark.gpusort.intake.columnar} on. Null otherwise.
+   */
+  private SparkPlan columnarSource(SortPlan plan) {
+    if (!plan.columnarIntake || ColumnarRowWriter.of(child.schema()) == null) {
+      return null;
+    }
+    if (child.supportsColumnar()) {
+      // A scan that hands out rows or batches alike (the in-memory cache): take the batches.
+      return child;
+    }
+    SparkPlan node = child;
+    if (node instanceof WholeStageCodegenExec stage) {
+      node = stage.child();
+    }
+    if (node instanceof ColumnarToRowExec toRows && toRows.child().supportsColumnar()
+        && toRows.child().output().equals(child.output())) {
+      return toRows.child();
+    }
+    return null;
   }
 
   private SortPlan sortPlan() {

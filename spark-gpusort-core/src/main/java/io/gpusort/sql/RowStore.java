@@ -92,6 +92,34 @@ final class RowStore {
     } else {
       Platform.copyMemory(base, from, null, at + RECORD_HEADER_BYTES, size);
     }
+    return appended(size);
+  }
+
+  /** Records of {@code size}-byte rows that still fit the current page. */
+  long roomFor(int size) {
+    return current == null ? 0 : (currentCapacity - used) / recordBytes(size);
+  }
+
+  /**
+   * Writes rows {@code [from, from + count)} of the batch bound to {@code writer} into the
+   * current page, where they fit ({@link #roomFor}); returns the first one's pointer (the others
+   * follow {@code 8 + writer.rowBytes()} bytes apart).
+   */
+  long append(ColumnarRowWriter writer, int from, int count) {
+    int size = writer.rowBytes();
+    long first = RowPages.pointer(pages.size() - 1, used);
+    writer.write(from, count, currentAddress + used);
+    long records = (long) count * recordBytes(size);
+    used += records;
+    usedBytes[pages.size() - 1] = used;
+    dataBytes += records;
+    minRecordBytes = Math.min(minRecordBytes, (int) recordBytes(size));
+    maxRecordBytes = Math.max(maxRecordBytes, (int) recordBytes(size));
+    return first;
+  }
+
+  /** Counts the record just written at the current position; returns its pointer. */
+  private long appended(int size) {
     long pointer = RowPages.pointer(pages.size() - 1, used);
     int record = RECORD_HEADER_BYTES + size;
     used += record;

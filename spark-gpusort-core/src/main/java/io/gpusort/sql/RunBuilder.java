@@ -43,6 +43,8 @@ final class RunBuilder implements AutoCloseable {
   private final boolean gatherOnHost;
   private final int numFields;
   private final long[] scratch;
+  /** Points at the row just written by the columnar intake, to encode its key. */
+  private final UnsafeRow written;
   private RowStore rows;
   /** Row index: the pointer of each row in {@link #rows}, 8 bytes a row of capacity. */
   private HostBuffer pointers;
@@ -61,6 +63,7 @@ final class RunBuilder implements AutoCloseable {
     this.pageBytes = pageBytes;
     this.numFields = numFields;
     this.scratch = new long[keys.numWords];
+    this.written = new UnsafeRow(numFields);
     this.rows = new RowStore(memory, pageBytes);
   }
 
@@ -88,7 +91,34 @@ final class RunBuilder implements AutoCloseable {
 
   /** Takes in one row after {@link #tryMakeRoom}: its bytes and its encoded key. */
   void append(UnsafeRow row) {
-    long pointer = rows.append(row);
+    index(rows.append(row), row);
+  }
+
+  /**
+   * Rows of {@code size} bytes that fit the run as it is, after {@link #tryMakeRoom}: the room left
+   * in the current page and in the row index.
+   */
+  int rowsThatFit(int size) {
+    return (int) Math.min(capacity - numRows, rows.roomFor(size));
+  }
+
+  /**
+   * Takes in rows {@code [from, from + count)} of the batch bound to {@code writer} (at most
+   * {@link #rowsThatFit}): written straight into the run's page, their keys encoded from there.
+   */
+  void append(ColumnarRowWriter writer, int from, int count) {
+    int size = writer.rowBytes();
+    long first = rows.append(writer, from, count);
+    long stride = RowStore.recordBytes(size);
+    for (int j = 0; j < count; j++) {
+      long pointer = first + j * stride;
+      rows.pointTo(written, pointer, size);
+      index(pointer, written);
+    }
+  }
+
+  /** Records the row at {@code pointer} in the index and its key in the key columns. */
+  private void index(long pointer, UnsafeRow row) {
     HostMemory.putLong(pointers.address() + 8L * numRows, pointer);
     keys.encoder.encode(row, scratch);
     long base = keyWords.address();

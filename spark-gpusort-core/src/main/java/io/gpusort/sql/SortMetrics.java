@@ -39,6 +39,8 @@ final class SortMetrics implements Serializable {
   final SQLMetric numSpills;
   /** The most task memory one sort held. */
   final SQLMetric peakMemory;
+  /** Rows taken in straight from columnar batches (no row conversion above the scan). */
+  final SQLMetric columnarRows;
   /** Rows put in sorted order on a device, read front to back by the output. */
   final SQLMetric rowsGatheredOnDevice;
   /**
@@ -77,6 +79,7 @@ final class SortMetrics implements Serializable {
     this.numSpills = metric(sc, "number of spills");
     this.peakMemory = sc == null ? null : SQLMetrics.createSizeMetric(sc, "peak memory", -1);
     this.rowsGatheredOnDevice = metric(sc, "rows put in order on device");
+    this.columnarRows = metric(sc, "rows taken in from columnar batches");
     this.intakeTime = timing(sc, "intake time (input included)");
     this.toDeviceTime = timing(sc, "transfer to device time");
     this.deviceSortTime = timing(sc, "engine sort time");
@@ -115,6 +118,7 @@ final class SortMetrics implements Serializable {
       map.put("numSpills", numSpills);
       map.put("peakMemory", peakMemory);
       map.put("rowsGatheredOnDevice", rowsGatheredOnDevice);
+      map.put("columnarRows", columnarRows);
       map.put("intakeTime", intakeTime);
       map.put("toDeviceTime", toDeviceTime);
       map.put("deviceSortTime", deviceSortTime);

@@ -11,6 +11,7 @@ import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.rdd.ShuffledRDD;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 import org.apache.spark.sql.execution.UnsafeRowSerializer;
 import scala.Product2;
@@ -50,6 +51,15 @@ final class SortPipelines {
       return shuffled.mapPartitions(rows -> mergePartition(plan, values(rows)), false).rdd();
     }
     return shuffled.mapPartitions(rows -> sortPartition(plan, values(rows)), false).rdd();
+  }
+
+  /**
+   * Sorts each partition of columnar {@code batches} (the columnar intake: rows written from the
+   * batches' columns straight into the sort's pages) with rows of {@code schema}.
+   */
+  static RDD<InternalRow> sortBatchesWithinPartitions(RDD<ColumnarBatch> batches, SortPlan plan) {
+    return batches.toJavaRDD().mapPartitions(input -> ExternalRowSorter.sortBatchesInTask(plan,
+        input, ColumnarRowWriter.of(plan.inputSchema)), true).rdd();
   }
 
   private static Iterator<InternalRow> sortPartition(SortPlan plan, Iterator<InternalRow> input) {

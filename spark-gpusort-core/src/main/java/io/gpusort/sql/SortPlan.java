@@ -22,6 +22,8 @@ final class SortPlan implements Serializable {
   final long runBytes;
   /** Whether runs sorted on the CPU engine have their rows put in order on the host. */
   final boolean gatherRowsOnHost;
+  /** Whether a sort within partitions above a columnar scan takes the scan's batches. */
+  final boolean columnarIntake;
   final GlobalMode globalMode;
   final int outputPartitions;
   final int sampleRowsPerPartition;
@@ -51,6 +53,7 @@ final class SortPlan implements Serializable {
     this.chunkBytes = conf.get(GpuSortConf.CHUNK_BYTES);
     this.runBytes = conf.get(GpuSortConf.RUN_BYTES);
     this.gatherRowsOnHost = conf.get(GpuSortConf.GATHER_ROWS_ON_HOST);
+    this.columnarIntake = conf.get(GpuSortConf.COLUMNAR_INTAKE);
     this.globalMode = conf.get(GpuSortConf.GLOBAL_MODE);
     this.outputPartitions = conf.get(GpuSortConf.OUTPUT_PARTITIONS);
     this.sampleRowsPerPartition = conf.get(GpuSortConf.SAMPLE_ROWS_PER_PARTITION);
