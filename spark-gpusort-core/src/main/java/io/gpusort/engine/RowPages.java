@@ -84,10 +84,6 @@ public final class RowPages {
     return pointer & OFFSET_MASK;
   }
 
-  public List<HostBuffer> pages() {
-    return pages;
-  }
-
   public int numPages() {
     return pages.size();
   }
@@ -129,10 +125,7 @@ public final class RowPages {
    * in {@code permutation} order into one buffer, then lays that stream over the pages.
    */
   public void gatherOnHost(HostBuffer permutation) {
-    if (permutation.sizeBytes() < 4L * numRows) {
-      throw new IllegalArgumentException("permutation of " + permutation.sizeBytes()
-          + " bytes for " + numRows + " rows");
-    }
+    checkPermutation(permutation);
     try (HostBuffer stream = HostBuffer.acquire(Math.max(8, recordBytes))) {
       long to = stream.address();
       long perm = permutation.address();
@@ -146,8 +139,16 @@ public final class RowPages {
     }
   }
 
+  /** Throws IllegalArgumentException unless {@code permutation} holds one int per row. */
+  public void checkPermutation(HostBuffer permutation) {
+    if (permutation.sizeBytes() < 4L * numRows) {
+      throw new IllegalArgumentException("permutation of " + permutation.sizeBytes()
+          + " bytes for " + numRows + " rows");
+    }
+  }
+
   /** Copies a sorted stream of {@link #recordBytes} bytes at {@code address} over the pages. */
-  public void scatterStream(long address) {
+  private void scatterStream(long address) {
     long done = 0;
     for (int k = 0; k < pages.size() && done < recordBytes; k++) {
       long length = Math.min(capacityBytes(pages.get(k)), recordBytes - done);

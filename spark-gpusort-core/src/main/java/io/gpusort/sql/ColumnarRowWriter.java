@@ -1,24 +1,16 @@
 package io.gpusort.sql;
 
-import org.apache.spark.sql.types.BooleanType;
-import org.apache.spark.sql.types.ByteType;
+import io.gpusort.keys.KeyKind;
 import org.apache.spark.sql.types.DataType;
-import org.apache.spark.sql.types.DateType;
-import org.apache.spark.sql.types.DoubleType;
-import org.apache.spark.sql.types.FloatType;
-import org.apache.spark.sql.types.IntegerType;
-import org.apache.spark.sql.types.LongType;
-import org.apache.spark.sql.types.ShortType;
+import org.apache.spark.sql.types.DecimalType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
-import org.apache.spark.sql.types.TimestampNTZType;
-import org.apache.spark.sql.types.TimestampType;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.apache.spark.unsafe.Platform;
 
 /**
- * Writes rows of a {@link ColumnarBatch} as {@link UnsafeRow UnsafeRow} bytes straight into the
+ * Writes rows of a {@link ColumnarBatch} as {@code UnsafeRow} bytes straight into the
  * memory the sort keeps them in: the columnar intake, which spares the row conversion Spark would
  * otherwise run above a columnar scan and the copy of its result. Schemas of fixed-width columns
  * only (booleans, integers, floats, dates, timestamps): every row is {@link #rowBytes()} long, laid
@@ -26,14 +18,12 @@ import org.apache.spark.unsafe.Platform;
  * field; a null field's slot all zero).
  */
 final class ColumnarRowWriter {
-  private enum Kind { BOOLEAN, BYTE, SHORT, INT, LONG, FLOAT, DOUBLE }
-
-  private final Kind[] kinds;
+  private final KeyKind[] kinds;
   private final int bitsetBytes;
   private final int rowBytes;
   private final ColumnVector[] vectors;
 
-  private ColumnarRowWriter(Kind[] kinds) {
+  private ColumnarRowWriter(KeyKind[] kinds) {
     this.kinds = kinds;
     this.bitsetBytes = ((kinds.length + 63) / 64) * 8;
     this.rowBytes = bitsetBytes + 8 * kinds.length;
@@ -43,34 +33,17 @@ final class ColumnarRowWriter {
   /** A writer for rows of {@code schema}, or null when a column is not fixed-width. */
   static ColumnarRowWriter of(StructType schema) {
     StructField[] fields = schema.fields();
-    Kind[] kinds = new Kind[fields.length];
+    KeyKind[] kinds = new KeyKind[fields.length];
     for (int i = 0; i < fields.length; i++) {
-      kinds[i] = kindOf(fields[i].dataType());
-      if (kinds[i] == null) {
+      DataType type = fields[i].dataType();
+      // The sort keys' type mapping, but for decimals, which column vectors may hold as ints.
+      kinds[i] = type instanceof DecimalType ? null : KeySpec.kindOf(type);
+      if (kinds[i] == null || kinds[i] == KeyKind.NULL || !kinds[i].isFixedWidth()
+          || kinds[i] == KeyKind.INT128) {
         return null;
       }
     }
     return new ColumnarRowWriter(kinds);
-  }
-
-  private static Kind kindOf(DataType type) {
-    if (type instanceof BooleanType) {
-      return Kind.BOOLEAN;
-    } else if (type instanceof ByteType) {
-      return Kind.BYTE;
-    } else if (type instanceof ShortType) {
-      return Kind.SHORT;
-    } else if (type instanceof IntegerType || type instanceof DateType) {
-      return Kind.INT;
-    } else if (type instanceof LongType || type instanceof TimestampType
-        || type instanceof TimestampNTZType) {
-      return Kind.LONG;
-    } else if (type instanceof FloatType) {
-      return Kind.FLOAT;
-    } else if (type instanceof DoubleType) {
-      return Kind.DOUBLE;
-    }
-    return null;
   }
 
   /** Bytes of every row. */
@@ -100,7 +73,8 @@ final class ColumnarRowWriter {
     for (int j = 0; j < count; j++) {
       long at = address + j * stride;
       Platform.putLong(null, at, rowBytes);
-      for (int w = 0; w < bitsetBytes; w += 8) {
+      // Null bits clear and every slot zero: a narrow value leaves the rest of its slot as is.
+      for (int w = 0; w < rowBytes; w += 8) {
         Platform.putLong(null, at + RowStore.RECORD_HEADER_BYTES + w, 0L);
       }
     }
@@ -112,6 +86,7 @@ final class ColumnarRowWriter {
   private void writeColumn(int i, int from, int count, long rows, long stride) {
     ColumnVector v = vectors[i];
     long slot = rows + bitsetBytes + 8L * i;
+    // One loop per kind, the kind chosen outside it: each loop reads one vector in order.
     switch (kinds[i]) {
       case LONG -> {
         for (int j = 0; j < count; j++) {
@@ -125,31 +100,26 @@ final class ColumnarRowWriter {
       }
       case INT -> {
         for (int j = 0; j < count; j++) {
-          Platform.putLong(null, slot + j * stride, 0L);
           Platform.putInt(null, slot + j * stride, v.getInt(from + j));
         }
       }
       case FLOAT -> {
         for (int j = 0; j < count; j++) {
-          Platform.putLong(null, slot + j * stride, 0L);
           Platform.putFloat(null, slot + j * stride, canonical(v.getFloat(from + j)));
         }
       }
       case SHORT -> {
         for (int j = 0; j < count; j++) {
-          Platform.putLong(null, slot + j * stride, 0L);
           Platform.putShort(null, slot + j * stride, v.getShort(from + j));
         }
       }
       case BYTE -> {
         for (int j = 0; j < count; j++) {
-          Platform.putLong(null, slot + j * stride, 0L);
           Platform.putByte(null, slot + j * stride, v.getByte(from + j));
         }
       }
       case BOOLEAN -> {
         for (int j = 0; j < count; j++) {
-          Platform.putLong(null, slot + j * stride, 0L);
           Platform.putBoolean(null, slot + j * stride, v.getBoolean(from + j));
         }
       }

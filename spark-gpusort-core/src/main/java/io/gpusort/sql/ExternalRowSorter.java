@@ -105,12 +105,23 @@ final class ExternalRowSorter implements SortMemory.Spiller {
   /** Sorts the rows of {@code input} in the current task; presorted runs are merged instead. */
   static Iterator<InternalRow> sortInTask(SortPlan plan, Iterator<InternalRow> input,
       boolean presortedRuns) {
+    return inTask(plan, presortedRuns).sort(input);
+  }
+
+  /** Sorts the rows of columnar {@code batches} in the current task (the columnar intake). */
+  static Iterator<InternalRow> sortBatchesInTask(SortPlan plan, Iterator<ColumnarBatch> batches,
+      ColumnarRowWriter writer) {
+    return inTask(plan, false).sortBatches(batches, writer);
+  }
+
+  /** A sorter in the current task, on the configured engines, spilling to the executor's disks. */
+  private static ExternalRowSorter inTask(SortPlan plan, boolean presortedRuns) {
     TaskContext task = TaskContext.get();
     if (task == null) {
       throw new IllegalStateException("GpuSort sorts rows inside a Spark task");
     }
     return new ExternalRowSorter(plan, task, Engines::create, SparkSpillStore.ofExecutor(),
-        presortedRuns).sort(input);
+        presortedRuns);
   }
 
   /** Sorters of this process not yet closed. */
@@ -133,51 +144,63 @@ final class ExternalRowSorter implements SortMemory.Spiller {
     return SPILLS.get();
   }
 
-  /** Sorts the rows of columnar {@code batches} in the current task (the columnar intake). */
-  static Iterator<InternalRow> sortBatchesInTask(SortPlan plan, Iterator<ColumnarBatch> batches,
-      ColumnarRowWriter writer) {
-    TaskContext task = TaskContext.get();
-    if (task == null) {
-      throw new IllegalStateException("GpuSort sorts rows inside a Spark task");
-    }
-    return new ExternalRowSorter(plan, task, Engines::create, SparkSpillStore.ofExecutor(), false)
-        .sortBatches(batches, writer);
-  }
-
   /**
    * Takes in every row of {@code batches}, written by {@code writer} straight into the run's
    * pages, then returns the rows in order.
    */
   Iterator<InternalRow> sortBatches(Iterator<ColumnarBatch> batches, ColumnarRowWriter writer) {
-    try {
-      long count = 0;
-      int size = writer.rowBytes();
-      while (batches.hasNext()) {
-        ColumnarBatch batch = batches.next();
-        long batchStart = System.nanoTime();
-        long sealsBefore = sealNanosSoFar;
-        writer.bind(batch);
-        int n = batch.numRows();
-        for (int r = 0; r < n; ) {
-          killCheck.run();
-          makeRoom(size);
-          // As many rows as fit the page and the index, and keep within the limits that end a run.
-          int take = Math.min(n - r, builder.rowsThatFit(size));
-          take = (int) Math.min(take, plan.forceSpillRows - (builder.numRows() + memoryRunRows));
-          long runRoom = (plan.runBytes - runBytes(builder.numRows()))
-              / (RowStore.recordBytes(size) + 8L * keys.numWords);
-          take = (int) Math.max(1, Math.min(take, runRoom));
-          builder.append(writer, r, take);
-          r += take;
-          count += take;
-        }
-        ROWS_TAKEN_IN.addAndGet(n);
-        // The intake of a batch is timed whole: no clock per row, the batch's own seals taken off.
-        SortMetrics.add(plan.metrics.intakeTime,
-            System.nanoTime() - batchStart - (sealNanosSoFar - sealsBefore));
+    return sortAfter(() -> takeInBatches(batches, writer));
+  }
+
+  private void takeInBatches(Iterator<ColumnarBatch> batches, ColumnarRowWriter writer)
+      throws IOException {
+    long count = 0;
+    int size = writer.rowBytes();
+    while (batches.hasNext()) {
+      ColumnarBatch batch = batches.next();
+      long batchStart = System.nanoTime();
+      long sealsBefore = sealNanosSoFar;
+      writer.bind(batch);
+      int n = batch.numRows();
+      for (int r = 0; r < n; ) {
+        killCheck.run();
+        makeRoom(size);
+        // As many rows as fit the page and the index, and keep within the limits that end a run.
+        int take = Math.min(n - r, builder.rowsThatFit(size));
+        take = (int) Math.min(take, plan.forceSpillRows - (builder.numRows() + memoryRunRows));
+        long runRoom = (plan.runBytes - runBytes(builder.numRows()))
+            / (RowStore.recordBytes(size) + 8L * keys.numWords);
+        take = (int) Math.max(1, Math.min(take, runRoom));
+        builder.append(writer, r, take);
+        r += take;
+        count += take;
       }
-      SortMetrics.add(plan.metrics.columnarRows, count);
-      COLUMNAR_ROWS.addAndGet(count);
+      ROWS_TAKEN_IN.addAndGet(n);
+      // The intake of a batch is timed whole: no clock per row, the batch's own seals taken off.
+      SortMetrics.add(plan.metrics.intakeTime,
+          System.nanoTime() - batchStart - (sealNanosSoFar - sealsBefore));
+    }
+    SortMetrics.add(plan.metrics.columnarRows, count);
+    COLUMNAR_ROWS.addAndGet(count);
+  }
+
+  /** Takes in every row of {@code input}, then returns the rows in order. */
+  Iterator<InternalRow> sort(Iterator<InternalRow> input) {
+    return sortAfter(() -> takeInRows(input));
+  }
+
+  /** The intake of one kind of input: every row of it into runs. */
+  @FunctionalInterface
+  private interface Intake {
+    void takeIn() throws IOException;
+  }
+
+  /**
+   * Runs {@code intake}, then returns the rows in order; releases everything when either fails.
+   */
+  private Iterator<InternalRow> sortAfter(Intake intake) {
+    try {
+      intake.takeIn();
       return startOutput();
     } catch (IOException e) {
       close();
@@ -188,32 +211,22 @@ final class ExternalRowSorter implements SortMemory.Spiller {
     }
   }
 
-  /** Takes in every row of {@code input}, then returns the rows in order. */
-  Iterator<InternalRow> sort(Iterator<InternalRow> input) {
-    try {
-      long count = 0;
-      SampledTimer timer = new SampledTimer();
-      while (input.hasNext()) {
-        UnsafeRow row = keys.asUnsafe(input.next());
-        if ((++count & (KILL_CHECK_ROWS - 1)) == 0) {
-          killCheck.run();
-          ROWS_TAKEN_IN.addAndGet(KILL_CHECK_ROWS);
-        }
-        if (SampledTimer.sampled(count)) {
-          insertTimed(row, timer);
-        } else {
-          insert(row);
-        }
+  private void takeInRows(Iterator<InternalRow> input) throws IOException {
+    long count = 0;
+    SampledTimer timer = new SampledTimer();
+    while (input.hasNext()) {
+      UnsafeRow row = keys.asUnsafe(input.next());
+      if ((++count & (KILL_CHECK_ROWS - 1)) == 0) {
+        killCheck.run();
+        ROWS_TAKEN_IN.addAndGet(KILL_CHECK_ROWS);
       }
-      SortMetrics.add(plan.metrics.intakeTime, timer.estimateNanos());
-      return startOutput();
-    } catch (IOException e) {
-      close();
-      throw new UncheckedIOException("GpuSort could not spill to local disk", e);
-    } catch (RuntimeException | Error e) {
-      close();
-      throw e;
+      if (SampledTimer.sampled(count)) {
+        insertTimed(row, timer);
+      } else {
+        insert(row);
+      }
     }
+    SortMetrics.add(plan.metrics.intakeTime, timer.estimateNanos());
   }
 
   private void insert(UnsafeRow row) throws IOException {

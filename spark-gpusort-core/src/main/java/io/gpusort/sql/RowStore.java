@@ -92,7 +92,7 @@ final class RowStore {
     } else {
       Platform.copyMemory(base, from, null, at + RECORD_HEADER_BYTES, size);
     }
-    return appended(size);
+    return appended(size, 1);
   }
 
   /** Records of {@code size}-byte rows that still fit the current page. */
@@ -106,25 +106,20 @@ final class RowStore {
    * follow {@code 8 + writer.rowBytes()} bytes apart).
    */
   long append(ColumnarRowWriter writer, int from, int count) {
-    int size = writer.rowBytes();
-    long first = RowPages.pointer(pages.size() - 1, used);
     writer.write(from, count, currentAddress + used);
-    long records = (long) count * recordBytes(size);
-    used += records;
-    usedBytes[pages.size() - 1] = used;
-    dataBytes += records;
-    minRecordBytes = Math.min(minRecordBytes, (int) recordBytes(size));
-    maxRecordBytes = Math.max(maxRecordBytes, (int) recordBytes(size));
-    return first;
+    return appended(writer.rowBytes(), count);
   }
 
-  /** Counts the record just written at the current position; returns its pointer. */
-  private long appended(int size) {
+  /**
+   * Counts {@code count} records of {@code size}-byte rows just written at the current position;
+   * returns the first one's pointer.
+   */
+  private long appended(int size, int count) {
     long pointer = RowPages.pointer(pages.size() - 1, used);
     int record = RECORD_HEADER_BYTES + size;
-    used += record;
+    used += (long) count * record;
     usedBytes[pages.size() - 1] = used;
-    dataBytes += record;
+    dataBytes += (long) count * record;
     minRecordBytes = Math.min(minRecordBytes, record);
     maxRecordBytes = Math.max(maxRecordBytes, record);
     return pointer;

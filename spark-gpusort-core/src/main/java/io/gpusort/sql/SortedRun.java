@@ -1,5 +1,6 @@
 package io.gpusort.sql;
 
+import io.gpusort.engine.RowPages;
 import io.gpusort.memory.HostBuffer;
 import io.gpusort.memory.HostMemory;
 
@@ -122,7 +123,7 @@ final class SortedRun implements AutoCloseable {
 
   /** The page of position {@code i} of a run read through its permutation. */
   int pageOf(int i) {
-    return io.gpusort.engine.RowPages.pageOf(pointerAt(i));
+    return RowPages.pageOf(pointerAt(i));
   }
 
   /** Frees the run; idempotent. */

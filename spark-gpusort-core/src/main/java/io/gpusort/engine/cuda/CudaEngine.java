@@ -145,10 +145,7 @@ public final class CudaEngine implements SortEngine {
     if (closed) {
       throw new IllegalStateException("engine closed");
     }
-    if (permutation.sizeBytes() < 4L * rows.numRows()) {
-      throw new IllegalArgumentException("permutation of " + permutation.sizeBytes()
-          + " bytes for " + rows.numRows() + " rows");
-    }
+    rows.checkPermutation(permutation);
     if (rows.numRows() <= 1) {
       return true;
     }
