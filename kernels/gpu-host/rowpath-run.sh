@@ -5,13 +5,19 @@
 #   bash kernels/gpu-host/rowpath-run.sh OUTDIR
 #
 # Environment (1 runs a part, 0 or unset leaves it out):
-#   GPU_TESTS  the GPU-tagged engine tests (io.gpusort.engine) and the Spark-level CudaRowPathTest
-#              (1e7 rows a key type, local[16]) on cuda
+#   GPU_TESTS  the GPU-tagged engine tests (io.gpusort.engine; ENGINE_TESTS narrows them) and the
+#              Spark-level CudaRowPathTest (1e7 rows a key type, local[16]; ROWPATH_TESTS= drops it)
 #   PROFILE    SortBenchmark's within-partition cases, 1e8 cached rows, one repetition, under JFR
 #              (profile settings) for the bundle's classes and, with OLD, the old ones
 #   FULL       SortBenchmark, every case, 1e8 cached rows, REPS repetitions (3), new and OLD
 #   VARIANTS   SortBenchmark's within-partition cases on Parquet input (1e8 rows) and with string
 #              keys (2e7 rows), new and OLD
+#   COLUMNAR   within-partition cases, columnar intake against rows (intake.columnar=false) as
+#              cases of one run, on cached and Parquet input (1e8 rows); string keys (2e7 rows)
+#   PROFILE_STRING  as PROFILE, string keys (2e7 rows)
+#   OVERLAP    within-partition cases, 1e8 cached rows: pages sent while rows arrive and output
+#              while rows come back (the defaults) against either or both off, as cases of one run;
+#              then string keys (2e7 rows) the same way
 #   FINAL      page sizes (chunk.maxBytes 8m, 32m, 128m) as cases of one run; 8 and 16 GPU tasks
 #              at once against the default 2, on cached, Parquet and string-key input; the tests
 #              of the shared engine's gather, a sort-merge join's sorts and fixed-width rows
@@ -45,7 +51,7 @@ if [ "${GPU_TESTS:-0}" = 1 ]; then
   bash "$host_sh" run -- java -Xmx48g -Dgpusort.memory.trackLeaks=true \
     -Dgpusort.test.master='local[16]' org.junit.platform.console.ConsoleLauncher execute \
     --disable-banner --disable-ansi-colors ${ENGINE_TESTS:---select-package io.gpusort.engine} \
-    --select-class io.gpusort.sql.CudaRowPathTest --include-tag gpu \
+    ${ROWPATH_TESTS---select-class io.gpusort.sql.CudaRowPathTest} --include-tag gpu \
     --details tree > "$out/gpu-tests.txt" 2>&1
   echo "gpu tests exit $?"
   grep -E "tests (successful|failed|aborted|skipped)|CudaRowPathTest .*match" "$out/gpu-tests.txt"
@@ -73,6 +79,25 @@ if [ "${PROFILE:-0}" = 1 ]; then
     bench profile-old "$old_prefix" "$jfr" --rows 100000000 --reps 1 --cases within
     fold_samples /tmp/old.jfr "$out/samples-old.txt"
   fi
+fi
+if [ "${PROFILE_STRING:-0}" = 1 ]; then
+  jfr="-XX:StartFlightRecording=filename=/tmp/string.jfr,settings=profile"
+  bench profile-string "" "$jfr" --rows 20000000 --reps 1 --cases within --key string
+  fold_samples /tmp/string.jfr "$out/samples-string.txt"
+fi
+if [ "${OVERLAP:-0}" = 1 ]; then
+  v="--variant no-ahead:spark.gpusort.gather.uploadAhead=false"
+  v="$v --variant no-stream:spark.gpusort.gather.streamOutput=false"
+  v="$v --variant neither:spark.gpusort.gather.uploadAhead=false,spark.gpusort.gather.streamOutput=false"
+  bench overlap-cached "" "" --rows 100000000 --reps "${REPS:-3}" --cases within $v
+  bench overlap-string "" "" --rows 20000000 --reps "${REPS:-3}" --cases within --key string $v
+fi
+if [ "${COLUMNAR:-0}" = 1 ]; then
+  rows="--variant rows:spark.gpusort.intake.columnar=false"
+  bench columnar-cached "" "" --rows 100000000 --reps "${REPS:-3}" --cases within $rows
+  bench columnar-parquet "" "" --rows 100000000 --reps "${REPS:-3}" --cases within \
+    --input parquet $rows
+  bench columnar-string "" "" --rows 20000000 --reps "${REPS:-3}" --cases within --key string
 fi
 if [ "${FULL:-0}" = 1 ]; then
   bench full-new "" "" --rows 100000000 --reps "${REPS:-3}"

@@ -115,6 +115,19 @@ public final class GpuSortConf {
           + "permutation as they are handed on does the same random reads without the copy "
           + "(BENCHMARKS.md). GPU engines put the rows in order on their device regardless.");
 
+  public static final ConfEntry<Boolean> UPLOAD_AHEAD = booleanEntry(
+      "spark.gpusort.gather.uploadAhead", true,
+      "Whether, on a GPU engine, each page of rows goes to the device as soon as it is full, while "
+          + "the run is still being taken in, so that the gather after the sort sends only the "
+          + "last page. These copies wait for no GPU-task slot and stop (the gather then sends the "
+          + "pages itself) where they would take more than half the device memory budget.");
+
+  public static final ConfEntry<Boolean> STREAM_OUTPUT = booleanEntry(
+      "spark.gpusort.gather.streamOutput", true,
+      "Whether, on a GPU engine, the sorted rows are handed on as they come back from the device, "
+          + "page by page, with the task's GPU slot given up once the copies back are under way; "
+          + "off, the task holds its slot until every row is back.");
+
   public static final ConfEntry<Boolean> COLUMNAR_INTAKE = booleanEntry(
       "spark.gpusort.intake.columnar", true,
       "Whether a sort within partitions whose input is a columnar scan (the in-memory cache, "

@@ -16,6 +16,8 @@ public final class EngineTimes {
   public long gatherNanos;
   /** Nanoseconds copying results back to the host. */
   public long fromDeviceNanos;
+  /** Nanoseconds waiting for a turn on the device (its bound on tasks at once). */
+  public long waitNanos;
 
   private EngineTimes() {}
 
@@ -31,6 +33,7 @@ public final class EngineTimes {
     copy.sortNanos = sortNanos;
     copy.gatherNanos = gatherNanos;
     copy.fromDeviceNanos = fromDeviceNanos;
+    copy.waitNanos = waitNanos;
     return copy;
   }
 }

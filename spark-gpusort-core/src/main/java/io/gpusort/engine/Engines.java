@@ -264,6 +264,17 @@ public final class Engines {
     }
 
     @Override
+    public RowUpload openRowUpload() {
+      return engine.openRowUpload();
+    }
+
+    @Override
+    public RowArrival gatherRows(RowPages rows, io.gpusort.memory.HostBuffer permutation,
+        RowUpload uploaded) {
+      return engine.gatherRows(rows, permutation, uploaded);
+    }
+
+    @Override
     public void close() {}
   }
 

@@ -66,6 +66,29 @@ public interface SortEngine extends AutoCloseable {
     return true;
   }
 
+  /**
+   * A channel for sending a run's row pages to the device while the run is taken in, for a later
+   * {@link #gatherRows(RowPages, HostBuffer, RowUpload)}; null where the engine has no device
+   * (the default) or none can be opened now.
+   */
+  default RowUpload openRowUpload() {
+    return null;
+  }
+
+  /**
+   * As {@link #gatherRows(RowPages, HostBuffer)}, but the pages {@code uploaded} already sent (may
+   * be null) are not sent again, and the engine may return before the sorted stream is back in the
+   * pages: the caller reads it through the returned arrival, and closes it before it frees or
+   * writes the pages. The upload may be closed once this returns.
+   *
+   * @return the arriving stream, or null when the engine cannot take the rows (pages unchanged)
+   * @throws EngineException as {@link #gatherRows(RowPages, HostBuffer)}, pages unchanged
+   * @throws IllegalStateException as {@link #gatherRows(RowPages, HostBuffer)}
+   */
+  default RowArrival gatherRows(RowPages rows, HostBuffer permutation, RowUpload uploaded) {
+    return gatherRows(rows, permutation) ? RowArrival.DONE : null;
+  }
+
   @Override
   default void close() {}
 }

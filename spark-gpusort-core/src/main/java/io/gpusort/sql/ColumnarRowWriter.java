@@ -139,6 +139,15 @@ final class ColumnarRowWriter {
     }
   }
 
+  /**
+   * The bound batch's column {@code ordinal} where a key can be encoded from its values as read
+   * ({@link RowKeyEncoder#encodeColumn}): not a decimal, which a vector may hold in another width.
+   */
+  ColumnVector keyColumn(int ordinal) {
+    ColumnVector v = vectors[ordinal];
+    return v == null || v.dataType() instanceof DecimalType ? null : v;
+  }
+
   /** Spark's rows hold one NaN: the canonical one. */
   private static double canonical(double value) {
     return Double.isNaN(value) ? Double.NaN : value;

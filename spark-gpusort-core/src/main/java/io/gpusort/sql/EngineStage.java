@@ -6,7 +6,9 @@ import io.gpusort.engine.EngineStats;
 import io.gpusort.engine.EngineTimes;
 import io.gpusort.engine.Engines;
 import io.gpusort.engine.KeyBatch;
+import io.gpusort.engine.RowArrival;
 import io.gpusort.engine.RowPages;
+import io.gpusort.engine.RowUpload;
 import io.gpusort.engine.SortEngine;
 import io.gpusort.memory.HostBuffer;
 import java.util.function.Function;
@@ -66,34 +68,87 @@ final class EngineStage {
   }
 
   /**
-   * Puts {@code rows} in {@code permutation} order on the engine's device; false, with the rows
-   * unchanged, where the engine has no device, the rows do not fit it, or it failed (the rows are
-   * then read through the permutation).
+   * A channel that sends a run's pages to the engine's device while the run is taken in, or null
+   * where the engine has no device, {@code spark.gpusort.gather.uploadAhead} is off, or it could
+   * not be opened (the gather then sends every page).
    */
-  boolean gatherRows(RowPages rows, HostBuffer permutation) {
+  RowUpload openRowUpload() {
+    if (!plan.uploadAhead) {
+      return null;
+    }
+    try {
+      SortEngine engine = engine();
+      return engine.gathersRowsOnDevice() ? engine.openRowUpload() : null;
+    } catch (RuntimeException e) {
+      LOG.debug("No row upload ahead of the sort", e);
+      return null;
+    }
+  }
+
+  /**
+   * Puts {@code rows} in {@code permutation} order on the engine's device, the pages in
+   * {@code uploaded} (may be null) already sent; returns the sorted stream as it comes back (at
+   * once, with {@code spark.gpusort.gather.streamOutput} off), or null, with the rows unchanged,
+   * where the engine has no device, the rows do not fit it, or it failed (the rows are then read
+   * through the permutation).
+   */
+  RowArrival gatherRows(RowPages rows, HostBuffer permutation, RowUpload uploaded) {
     SortEngine engine = engine();
     if (!engine.gathersRowsOnDevice() || rows.numRows() < 2) {
-      return false;
+      return null;
     }
     killCheck.run();
     EngineTimes before = EngineTimes.ofThread().snapshot();
+    RowArrival arrival;
     try {
-      if (!engine.gatherRows(rows, permutation)) {
-        return false;
-      }
+      arrival = engine.gatherRows(rows, permutation, uploaded);
     } catch (EngineException e) {
       killCheck.run();
       LOG.warn("The {} engine failed to gather {} rows; reading them through the permutation",
           engine.name(), rows.numRows(), e);
       SortMetrics.add(plan.metrics.engineFallbacks, 1);
       EngineStats.recordFallback();
-      return false;
+      return null;
+    }
+    if (arrival == null) {
+      return null;
     }
     recordTimes(engine, before, 0);
     SortMetrics.add(plan.metrics.rowsGatheredOnDevice, rows.numRows());
     SortMetrics.add(plan.metrics.bytesToDevice, rows.recordBytes() + 12L * rows.numRows());
     SortMetrics.add(plan.metrics.bytesFromDevice, rows.recordBytes());
-    return true;
+    RowArrival timed = new TimedArrival(arrival, plan.metrics);
+    if (!plan.streamOutput) {
+      timed.close();
+      return RowArrival.DONE;
+    }
+    return timed;
+  }
+
+  /** An arriving stream that reports its copies' device time when closed. */
+  private static final class TimedArrival implements RowArrival {
+    private final RowArrival arrival;
+    private final SortMetrics metrics;
+    private boolean closed;
+
+    TimedArrival(RowArrival arrival, SortMetrics metrics) {
+      this.arrival = arrival;
+      this.metrics = metrics;
+    }
+
+    @Override
+    public void await(long bytes) {
+      arrival.await(bytes);
+    }
+
+    @Override
+    public void close() {
+      if (!closed) {
+        closed = true;
+        arrival.close();
+        SortMetrics.add(metrics.fromDeviceTime, arrival.fromDeviceNanos());
+      }
+    }
   }
 
   private SortEngine engine() {
@@ -112,6 +167,7 @@ final class EngineStage {
       SortMetrics.add(m.deviceSortTime, now.sortNanos - before.sortNanos);
       SortMetrics.add(m.gatherTime, now.gatherNanos - before.gatherNanos);
       SortMetrics.add(m.fromDeviceTime, now.fromDeviceNanos - before.fromDeviceNanos);
+      SortMetrics.add(m.gpuWaitTime, now.waitNanos - before.waitNanos);
     } else {
       SortMetrics.add(m.deviceSortTime, wallNanos);
     }

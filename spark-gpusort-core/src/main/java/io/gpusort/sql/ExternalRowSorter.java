@@ -95,7 +95,7 @@ final class ExternalRowSorter implements SortMemory.Spiller {
     this.presortedRuns = presortedRuns;
     this.numFields = plan.numFields();
     this.builder = new RunBuilder(keys, memory, plan.chunkBytes, plan.gatherRowsOnHost,
-        numFields);
+        numFields, engine::openRowUpload);
     HostBuffer.configurePools(plan.poolMaxIdleBytes, plan.poolIdleTimeoutMillis);
     memory.setSpiller(this);
     task.addTaskCompletionListener((TaskCompletionListener) context -> close());

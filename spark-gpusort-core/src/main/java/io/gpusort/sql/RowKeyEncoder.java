@@ -4,9 +4,11 @@ import io.gpusort.keys.KeyField;
 import io.gpusort.keys.KeyKind;
 import io.gpusort.keys.KeyLayout;
 import io.gpusort.keys.OrderedBits;
+import io.gpusort.memory.HostMemory;
 import java.nio.ByteOrder;
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.unsafe.Platform;
 
 /**
@@ -32,6 +34,10 @@ final class RowKeyEncoder {
    * 0 otherwise.
    */
   private final int soleFixedWidth;
+  /** Whether the layout encodes every sort column: none follows its bytes field, if it has one. */
+  private final boolean allColumnsEncoded;
+  /** Whether every key encoded since the last {@link #resetKeysExact} is exact. */
+  private boolean keysExact;
 
   RowKeyEncoder(KeySpec spec) {
     this.layout = spec.layout;
@@ -55,6 +61,8 @@ final class RowKeyEncoder {
     this.projection = spec.keyProjection == null ? null : UnsafeProjection.create(spec.keyProjection);
     this.soleFixedWidth = numFields == 1 && !nullable[0] && offsets[0] == 0 && projection == null
         && layout.numWords() == 1 ? fixedWidth(kinds[0]) : 0;
+    this.allColumnsEncoded = numFields == spec.boundOrders.size();
+    this.keysExact = allColumnsEncoded;
   }
 
   private static int fixedWidth(KeyKind kind) {
@@ -69,6 +77,29 @@ final class RowKeyEncoder {
 
   KeyLayout layout() {
     return layout;
+  }
+
+  /**
+   * Whether the keys encoded since the last {@link #resetKeysExact} (or since this encoder was
+   * made) are exact: two of them equal word for word belong to rows that Spark's ordering compares
+   * as equal, so that ordering them by their words alone needs no tie-break.
+   *
+   * <p>Only a bytes field can hide a difference, and it is the last encoded field ({@link
+   * KeyLayout}). Its keys are exact when no sort column follows it and no value encoded was longer
+   * than the prefix or ended in a zero byte. The prefix is padded with zeros, so when values a and
+   * b of at most prefix bytes, a no longer than b, have equal prefixes, b is a followed by zero
+   * bytes; b ends in none, so b is a, and Spark compares the two equal (by their bytes). A null's
+   * null flag differs from every value's, an empty value's included, so the two never tie; a
+   * descending field's bits are complemented, which keeps equal bits equal; the fixed-width fields
+   * before it are equal in Spark's order when their bits are.
+   */
+  boolean keysExact() {
+    return keysExact;
+  }
+
+  /** Starts a new span of keys for {@link #keysExact}: a new run. */
+  void resetKeysExact() {
+    keysExact = allColumnsEncoded;
   }
 
   /** Writes the key of {@code row} into {@code words} (length {@code layout.numWords()}). */
@@ -94,6 +125,66 @@ final class RowKeyEncoder {
     }
   }
 
+  /**
+   * The input column whose values alone make the key, where keys can be encoded straight from its
+   * column vector ({@link #encodeColumn}): a single non-null fixed-width field, no projection; -1
+   * otherwise.
+   */
+  int columnOrdinal() {
+    return soleFixedWidth != 0 ? ordinals[0] : -1;
+  }
+
+  /**
+   * Writes the keys of values {@code [from, from + count)} of {@code column}, the input column
+   * {@link #columnOrdinal}, as one word each from {@code address} on: the columnar intake's key
+   * encoding, one loop per kind, the same words {@link #encode} writes for the rows made of them.
+   */
+  void encodeColumn(ColumnVector column, int from, int count, long address) {
+    switch (kinds[0]) {
+      case LONG -> {
+        for (int j = 0; j < count; j++) {
+          HostMemory.putLong(address + 8L * j, finish(OrderedBits.ofLong(column.getLong(from + j))));
+        }
+      }
+      case DOUBLE -> {
+        for (int j = 0; j < count; j++) {
+          HostMemory.putLong(address + 8L * j,
+              finish(OrderedBits.ofDouble(column.getDouble(from + j))));
+        }
+      }
+      case INT -> {
+        for (int j = 0; j < count; j++) {
+          HostMemory.putLong(address + 8L * j, finish(OrderedBits.ofInt(column.getInt(from + j))));
+        }
+      }
+      case FLOAT -> {
+        for (int j = 0; j < count; j++) {
+          HostMemory.putLong(address + 8L * j,
+              finish(OrderedBits.ofFloat(column.getFloat(from + j))));
+        }
+      }
+      case SHORT -> {
+        for (int j = 0; j < count; j++) {
+          HostMemory.putLong(address + 8L * j,
+              finish(OrderedBits.ofShort(column.getShort(from + j))));
+        }
+      }
+      case BYTE -> {
+        for (int j = 0; j < count; j++) {
+          HostMemory.putLong(address + 8L * j, finish(OrderedBits.ofByte(column.getByte(from + j))));
+        }
+      }
+      default -> throw new IllegalStateException("no column encoding for " + kinds[0]);
+    }
+  }
+
+  /** A sole fixed-width field's ordered bits as its key word: complemented if descending, on top. */
+  private long finish(long bits) {
+    int width = soleFixedWidth;
+    long ordered = descending[0] ? ~bits : bits;
+    return width == 64 ? ordered : (ordered & KeyLayout.mask(width)) << (64 - width);
+  }
+
   /** The one key word of a row whose key is a single non-null fixed-width field. */
   private long soleFixedKey(UnsafeRow row) {
     int ordinal = ordinals[0];
@@ -105,11 +196,7 @@ final class RowKeyEncoder {
       case LONG -> OrderedBits.ofLong(row.getLong(ordinal));
       default -> OrderedBits.ofDouble(row.getDouble(ordinal));
     };
-    int width = soleFixedWidth;
-    if (descending[0]) {
-      bits = ~bits;
-    }
-    return width == 64 ? bits : (bits & KeyLayout.mask(width)) << (64 - width);
+    return finish(bits);
   }
 
   private void encodeValue(UnsafeRow row, int field, int ordinal, int pos, long[] words) {
@@ -124,7 +211,8 @@ final class RowKeyEncoder {
       case FLOAT -> putFixed(words, pos, 32, OrderedBits.ofFloat(row.getFloat(ordinal)), desc);
       case DOUBLE -> putFixed(words, pos, 64, OrderedBits.ofDouble(row.getDouble(ordinal)), desc);
       case INT128 -> putInt128(row, ordinal, pos, words, desc);
-      case BYTES -> putBytesPrefix(row, ordinal, pos, valueBits[field] >>> 3, words, desc);
+      case BYTES ->
+          keysExact &= putBytesPrefix(row, ordinal, pos, valueBits[field] >>> 3, words, desc);
       default -> throw new IllegalStateException("unknown key kind " + kinds[field]);
     }
   }
@@ -154,7 +242,12 @@ final class RowKeyEncoder {
     putFixed(words, pos + 64, 64, low, desc);
   }
 
-  private static void putBytesPrefix(UnsafeRow row, int ordinal, int pos, int prefixBytes,
+  /**
+   * Writes the first {@code prefixBytes} bytes of a string or binary value, zero-padded; returns
+   * whether no other value can have the same prefix ({@link #keysExact}): the value fits the prefix
+   * and does not end in a zero byte.
+   */
+  private static boolean putBytesPrefix(UnsafeRow row, int ordinal, int pos, int prefixBytes,
       long[] words, boolean desc) {
     long offsetAndSize = row.getLong(ordinal);
     int size = (int) offsetAndSize;
@@ -166,6 +259,7 @@ final class RowKeyEncoder {
       int width = 8 * chunkBytes;
       putFixed(words, pos + 8 * start, width, chunk >>> (64 - width), desc);
     }
+    return size == 0 || (size <= prefixBytes && Platform.getByte(base, address + size - 1) != 0);
   }
 
   /** Up to 8 bytes at {@code address} as the top bytes of a big-endian long, zero-padded. */

@@ -39,12 +39,25 @@ final class RowStore {
   private long nextPageBytes;
   private int minRecordBytes = Integer.MAX_VALUE;
   private int maxRecordBytes;
+  /** Told of each page once it is full and the next one begins; null when nobody listens. */
+  private PageListener listener;
+
+  /** Told of each page that is complete: no record will be added to it. */
+  @FunctionalInterface
+  interface PageListener {
+    void pageFull(HostBuffer page, long usedBytes);
+  }
 
   /** Rows go into pages of at most {@code maxPageBytes}, or of one record when a row is larger. */
   RowStore(SortMemory memory, long maxPageBytes) {
     this.memory = memory;
     this.maxPageBytes = maxPageBytes;
     this.nextPageBytes = Math.min(FIRST_PAGE_BYTES, maxPageBytes);
+  }
+
+  /** Tells {@code listener} of each page from now on once it is full; null stops that. */
+  void onPageFull(PageListener listener) {
+    this.listener = listener;
   }
 
   static long recordBytes(int rowSize) {
@@ -66,6 +79,9 @@ final class RowStore {
     }
     if (pages.size() == usedBytes.length) {
       usedBytes = Arrays.copyOf(usedBytes, 2 * usedBytes.length);
+    }
+    if (current != null && listener != null) {
+      listener.pageFull(current, used);
     }
     pages.add(page);
     current = page;

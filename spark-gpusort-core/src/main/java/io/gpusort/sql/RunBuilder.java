@@ -1,6 +1,8 @@
 package io.gpusort.sql;
 
 import io.gpusort.engine.KeyBatch;
+import io.gpusort.engine.RowArrival;
+import io.gpusort.engine.RowUpload;
 import io.gpusort.memory.HostBuffer;
 import io.gpusort.memory.HostMemory;
 import io.gpusort.merge.IntComparator;
@@ -8,7 +10,10 @@ import io.gpusort.merge.IntSorts;
 import io.gpusort.merge.LoserTree;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Supplier;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+import org.apache.spark.sql.vectorized.ColumnVector;
 
 /**
  * The intake stage of the row path: the run being filled. Each row is copied into the run's row
@@ -37,6 +42,9 @@ final class RunBuilder implements AutoCloseable {
   /** Rows between two checks for a killed task in the host loops of a seal. */
   private static final int KILL_CHECK_ROWS = 1 << 16;
 
+  /** Keys the intakes of this process encoded straight from a column vector. */
+  private static final LongAdder KEYS_FROM_COLUMNS = new LongAdder();
+
   private final RowKeys keys;
   private final SortMemory memory;
   private final long pageBytes;
@@ -54,9 +62,18 @@ final class RunBuilder implements AutoCloseable {
   private int numRows;
   /** Counted for the index, the key words and the sort of {@link #capacity} rows. */
   private long reservedBytes;
+  private final Supplier<RowUpload> uploads;
+  /** The run's pages on their way to the device, or null. */
+  private RowUpload upload;
+  private boolean uploadOpened;
 
+  /**
+   * @param uploads opens a channel that sends the run's pages to the engine's device as they fill
+   *     (null from it, or null itself, where there is none)
+   */
   RunBuilder(RowKeys keys, SortMemory memory, long pageBytes, boolean gatherOnHost,
-      int numFields) {
+      int numFields, Supplier<RowUpload> uploads) {
+    this.uploads = uploads;
     this.gatherOnHost = gatherOnHost;
     this.keys = keys;
     this.memory = memory;
@@ -65,6 +82,11 @@ final class RunBuilder implements AutoCloseable {
     this.scratch = new long[keys.numWords];
     this.written = new UnsafeRow(numFields);
     this.rows = new RowStore(memory, pageBytes);
+  }
+
+  /** Keys the intakes of this process encoded straight from a column vector (for tests). */
+  static long keysEncodedFromColumns() {
+    return KEYS_FROM_COLUMNS.sum();
   }
 
   int numRows() {
@@ -86,7 +108,32 @@ final class RunBuilder implements AutoCloseable {
     if (numRows == capacity && !tryGrow()) {
       return false;
     }
+    if (!uploadOpened) {
+      openUpload();
+    }
     return rows.tryMakeRoom(rowSize);
+  }
+
+  /**
+   * Opens the run's upload before its first page is taken (opening it may start the engine, which
+   * makes pages page-locked from then on) and has each full page sent.
+   */
+  private void openUpload() {
+    uploadOpened = true;
+    upload = uploads == null ? null : uploads.get();
+    if (upload != null) {
+      RowUpload sending = upload;
+      rows.onPageFull(sending::add);
+    }
+  }
+
+  private void closeUpload() {
+    rows.onPageFull(null);
+    if (upload != null) {
+      upload.close();
+      upload = null;
+    }
+    uploadOpened = false;
   }
 
   /** Takes in one row after {@link #tryMakeRoom}: its bytes and its encoded key. */
@@ -110,6 +157,19 @@ final class RunBuilder implements AutoCloseable {
     int size = writer.rowBytes();
     long first = rows.append(writer, from, count);
     long stride = RowStore.recordBytes(size);
+    int keyOrdinal = keys.encoder.columnOrdinal();
+    ColumnVector keyColumn = keyOrdinal < 0 ? null : writer.keyColumn(keyOrdinal);
+    if (keyColumn != null) {
+      // The key is one column: encoded from its vector in one loop, the pointers a stride apart.
+      long at = pointers.address() + 8L * numRows;
+      for (int j = 0; j < count; j++) {
+        HostMemory.putLong(at + 8L * j, first + j * stride);
+      }
+      keys.encoder.encodeColumn(keyColumn, from, count, keyWords.address() + 8L * numRows);
+      numRows += count;
+      KEYS_FROM_COLUMNS.add(count);
+      return;
+    }
     for (int j = 0; j < count; j++) {
       long pointer = first + j * stride;
       rows.pointTo(written, pointer, size);
@@ -187,25 +247,34 @@ final class RunBuilder implements AutoCloseable {
       if (!presortedRuns || !mergePresorted(batch, permutation, killCheck)) {
         engine.sort(batch, permutation);
       }
-      if (keys.exact) {
+      // Exact keys (every string within its prefix) tie only where Spark's order ties too.
+      if (keys.exact && !keys.encoder.keysExact()) {
         breakTies(batch, permutation, metrics, killCheck);
       }
     } catch (RuntimeException | Error e) {
       permutation.close();
       throw e;
     }
-    boolean ordered = engine.gatherRows(rows.asPages(pointers, n), permutation)
-        || (gatherOnHost && gatherOnHost(n, permutation, metrics));
+    RowArrival arrival;
+    try {
+      arrival = engine.gatherRows(rows.asPages(pointers, n), permutation, upload);
+    } finally {
+      closeUpload();
+    }
+    if (arrival == null && gatherOnHost && gatherOnHost(n, permutation, metrics)) {
+      arrival = RowArrival.DONE;
+    }
     long indexBytes = pointers.sizeBytes() + keyWords.sizeBytes() + permutation.sizeBytes();
     memory.unreserve(reservedBytes - indexBytes);
     SortedRun run = new SortedRun(memory, rows, pointers, keyWords, permutation, n, keys.numWords,
-        indexBytes, ordered);
+        indexBytes, arrival);
     rows = new RowStore(memory, pageBytes);
     pointers = null;
     keyWords = null;
     capacity = 0;
     numRows = 0;
     reservedBytes = 0;
+    keys.encoder.resetKeysExact();
     return run;
   }
 
@@ -371,9 +440,12 @@ final class RunBuilder implements AutoCloseable {
   /** Frees everything the run holds; idempotent. */
   @Override
   public void close() {
+    // Copies to the device may still read the pages.
+    closeUpload();
     releaseIndex();
     rows.freeAllBut(-1);
     capacity = 0;
     numRows = 0;
+    keys.encoder.resetKeysExact();
   }
 }

@@ -49,6 +49,8 @@ final class SortMetrics implements Serializable {
    * the row.
    */
   final SQLMetric intakeTime;
+  /** Waiting for a turn on a GPU (its bound on tasks at once, {@code cuda.concurrentTasks}). */
+  final SQLMetric gpuWaitTime;
   /** Keys, rows and permutations copied to a device (device clock). */
   final SQLMetric toDeviceTime;
   /** The key sort: on a device, its kernels; on the CPU engine, the whole call. */
@@ -81,6 +83,7 @@ final class SortMetrics implements Serializable {
     this.rowsGatheredOnDevice = metric(sc, "rows put in order on device");
     this.columnarRows = metric(sc, "rows taken in from columnar batches");
     this.intakeTime = timing(sc, "intake time (input included)");
+    this.gpuWaitTime = timing(sc, "GPU wait time");
     this.toDeviceTime = timing(sc, "transfer to device time");
     this.deviceSortTime = timing(sc, "engine sort time");
     this.gatherTime = timing(sc, "row gather time");
@@ -120,6 +123,7 @@ final class SortMetrics implements Serializable {
       map.put("rowsGatheredOnDevice", rowsGatheredOnDevice);
       map.put("columnarRows", columnarRows);
       map.put("intakeTime", intakeTime);
+      map.put("gpuWaitTime", gpuWaitTime);
       map.put("toDeviceTime", toDeviceTime);
       map.put("deviceSortTime", deviceSortTime);
       map.put("gatherTime", gatherTime);

@@ -24,6 +24,10 @@ final class SortPlan implements Serializable {
   final boolean gatherRowsOnHost;
   /** Whether a sort within partitions above a columnar scan takes the scan's batches. */
   final boolean columnarIntake;
+  /** Whether pages go to a GPU engine's device as they fill ({@code gather.uploadAhead}). */
+  final boolean uploadAhead;
+  /** Whether rows are handed on as they come back from the device ({@code gather.streamOutput}). */
+  final boolean streamOutput;
   final GlobalMode globalMode;
   final int outputPartitions;
   final int sampleRowsPerPartition;
@@ -54,6 +58,8 @@ final class SortPlan implements Serializable {
     this.runBytes = conf.get(GpuSortConf.RUN_BYTES);
     this.gatherRowsOnHost = conf.get(GpuSortConf.GATHER_ROWS_ON_HOST);
     this.columnarIntake = conf.get(GpuSortConf.COLUMNAR_INTAKE);
+    this.uploadAhead = conf.get(GpuSortConf.UPLOAD_AHEAD);
+    this.streamOutput = conf.get(GpuSortConf.STREAM_OUTPUT);
     this.globalMode = conf.get(GpuSortConf.GLOBAL_MODE);
     this.outputPartitions = conf.get(GpuSortConf.OUTPUT_PARTITIONS);
     this.sampleRowsPerPartition = conf.get(GpuSortConf.SAMPLE_ROWS_PER_PARTITION);

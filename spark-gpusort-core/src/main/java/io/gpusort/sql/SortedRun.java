@@ -1,5 +1,6 @@
 package io.gpusort.sql;
 
+import io.gpusort.engine.RowArrival;
 import io.gpusort.engine.RowPages;
 import io.gpusort.memory.HostBuffer;
 import io.gpusort.memory.HostMemory;
@@ -8,7 +9,7 @@ import io.gpusort.memory.HostMemory;
  * A sorted run held in memory: its rows, row index and key columns as the intake stage left them,
  * and the permutation the engine computed. Position {@code i} of the run is its i-th row in sorted
  * order. Where the engine put the rows themselves in order ({@link #ordered}), they are read front
- * to back ({@link #stream}); otherwise through the permutation ({@link #gather}). Everything it
+ * to back ({@link #stream}), each stretch once it is back from the device; otherwise through the permutation ({@link #gather}). Everything it
  * holds is counted in the task's {@link SortMemory} until {@link #close} (or
  * {@link #closeKeepingPage}).
  */
@@ -16,6 +17,8 @@ final class SortedRun implements AutoCloseable {
   final int numRows;
   /** Whether the rows are in sorted order in their pages (the sorted stream of RowPages). */
   final boolean ordered;
+  /** An ordered run's sorted stream, possibly still arriving from the device; else null. */
+  private RowArrival arrival;
   private final SortMemory memory;
   private final int numWords;
   private final long recordBytes;
@@ -27,7 +30,7 @@ final class SortedRun implements AutoCloseable {
   private long indexBytes;
 
   SortedRun(SortMemory memory, RowStore rows, HostBuffer pointers, HostBuffer keyWords,
-      HostBuffer permutation, int numRows, int numWords, long indexBytes, boolean ordered) {
+      HostBuffer permutation, int numRows, int numWords, long indexBytes, RowArrival arrival) {
     this.memory = memory;
     this.rows = rows;
     this.pointers = pointers;
@@ -36,7 +39,8 @@ final class SortedRun implements AutoCloseable {
     this.numRows = numRows;
     this.numWords = numWords;
     this.indexBytes = indexBytes;
-    this.ordered = ordered;
+    this.arrival = arrival;
+    this.ordered = arrival != null;
     this.recordBytes = rows.dataBytes();
   }
 
@@ -55,7 +59,7 @@ final class SortedRun implements AutoCloseable {
 
   /** A reader of an {@link #ordered} run's rows from position {@code from}. */
   SortedStream stream(int from) {
-    SortedStream stream = new SortedStream(rows, recordBytes);
+    SortedStream stream = new SortedStream(rows, recordBytes, arrival);
     stream.skip(from);
     return stream;
   }
@@ -107,6 +111,10 @@ final class SortedRun implements AutoCloseable {
   HostBuffer closeKeepingPage(int keep) {
     if (rows == null) {
       return null;
+    }
+    if (arrival != null) {
+      // Copies from the device may still be writing the pages.
+      arrival.close();
     }
     HostBuffer kept = rows.freeAllBut(keep);
     rows = null;

@@ -1,12 +1,14 @@
 package io.gpusort.sql;
 
+import io.gpusort.engine.RowArrival;
 import io.gpusort.engine.RowPages;
 import io.gpusort.memory.HostMemory;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 
 /**
  * Reads the records of a run whose rows the engine put in sorted order (the sorted stream of
- * {@link RowPages}) front to back: the row is pointed at in its page, or, where a record continues
+ * {@link RowPages}) front to back, waiting for each page to be back from the device before reading
+ * it: the row is pointed at in its page, or, where a record continues
  * into the next page, copied whole into a scratch array first.
  */
 final class SortedStream {
@@ -21,10 +23,14 @@ final class SortedStream {
   /** The page of the current row, or -1 when it was copied into {@link #scratch}. */
   private int currentPage = -1;
   private byte[] scratch = new byte[256];
+  /** The stream as it comes back from the device; bytes before {@link #arrived} are in place. */
+  private final RowArrival arrival;
+  private long arrived;
 
-  SortedStream(RowStore rows, long totalBytes) {
+  SortedStream(RowStore rows, long totalBytes, RowArrival arrival) {
     this.rows = rows;
     this.totalBytes = totalBytes;
+    this.arrival = arrival == null ? RowArrival.DONE : arrival;
     this.pageCapacity = rows.numPages() == 0 ? 0 : RowPages.capacityBytes(rows.page(0));
   }
 
@@ -38,6 +44,10 @@ final class SortedStream {
     int size = (int) HostMemory.getLong(at);
     long inPage = pageCapacity - (offset - pageStart) - RowStore.RECORD_HEADER_BYTES;
     offset += RowStore.RECORD_HEADER_BYTES + size;
+    if (offset > arrived) {
+      // A record continuing into pages not yet back.
+      await(offset);
+    }
     if (size <= inPage) {
       currentPage = page;
       row.pointTo(null, at + RowStore.RECORD_HEADER_BYTES, size);
@@ -70,6 +80,17 @@ final class SortedStream {
       page++;
       pageCapacity = RowPages.capacityBytes(rows.page(page));
     }
+    if (offset >= arrived) {
+      await(offset + RowStore.RECORD_HEADER_BYTES);
+    }
+  }
+
+  /** Waits for the stream up to {@code end}, a page at a time. */
+  private void await(long end) {
+    long pageEnd = pageStart + pageCapacity;
+    long wanted = Math.min(totalBytes, Math.max(end, pageEnd));
+    arrival.await(wanted);
+    arrived = wanted;
   }
 
   /** Copies a row of {@code size} bytes that starts at {@code address}, {@code inPage} bytes of it in this page. */

@@ -152,9 +152,26 @@ public abstract class EngineReferenceTests {
   @MethodSource("gatherCases")
   void gatherRowsPutsRecordsInPermutationOrder(int numRows, int minRowBytes, int maxRowBytes,
       int pageBytes) {
+    checkGather(numRows, minRowBytes, maxRowBytes, pageBytes, false);
+  }
+
+  /**
+   * The same through the streaming call: every page but the last sent ahead where the engine has
+   * a device ({@link SortEngine#openRowUpload}), then the sorted stream read page by page, each
+   * only after {@link RowArrival#await} says it is back.
+   */
+  @ParameterizedTest(name = "n={0} rows of {1}..{2} bytes, pages of {3}")
+  @MethodSource("gatherCases")
+  void gatherRowsSentAheadAndReadAsTheyArrive(int numRows, int minRowBytes, int maxRowBytes,
+      int pageBytes) {
+    checkGather(numRows, minRowBytes, maxRowBytes, pageBytes, true);
+  }
+
+  private void checkGather(int numRows, int minRowBytes, int maxRowBytes, int pageBytes,
+      boolean streaming) {
     SplittableRandom random = new SplittableRandom(mix(BASE_SEED ^ numRows ^ (long) pageBytes << 20));
     String context = "engine=" + engine.name() + " n=" + numRows + " rows " + minRowBytes + ".."
-        + maxRowBytes + " pages " + pageBytes + seedText();
+        + maxRowBytes + " pages " + pageBytes + (streaming ? " streaming" : "") + seedText();
     List<HostBuffer> pages = new java.util.ArrayList<>();
     List<Long> used = new java.util.ArrayList<>();
     long total = 0;
@@ -197,21 +214,43 @@ public abstract class EngineReferenceTests {
         HostMemory.copy(null, record, expected, HostMemory.BYTE_ARRAY_OFFSET + at, size);
         at += size;
       }
-      if (!engine.gatherRows(rows, permutation)) {
+      RowArrival arrival = streaming ? gatherStreaming(rows, permutation) : null;
+      if (streaming ? arrival == null : !engine.gatherRows(rows, permutation)) {
         fail("the engine declined to gather " + total + " bytes; " + context);
       }
       byte[] actual = new byte[(int) total];
       long done = 0;
-      for (int k = 0; k < pages.size() && done < total; k++) {
-        long length = Math.min(RowPages.capacityBytes(pages.get(k)), total - done);
-        HostMemory.copy(null, pages.get(k).address(), actual, HostMemory.BYTE_ARRAY_OFFSET + done,
-            length);
-        done += length;
+      try {
+        for (int k = 0; k < pages.size() && done < total; k++) {
+          long length = Math.min(RowPages.capacityBytes(pages.get(k)), total - done);
+          if (arrival != null) {
+            arrival.await(done + length);
+          }
+          HostMemory.copy(null, pages.get(k).address(), actual,
+              HostMemory.BYTE_ARRAY_OFFSET + done, length);
+          done += length;
+        }
+      } finally {
+        if (arrival != null) {
+          arrival.close();
+        }
       }
       int mismatch = Arrays.mismatch(expected, actual);
       assertEquals(-1, mismatch, "sorted stream differs from byte " + mismatch + "; " + context);
     } finally {
       pages.forEach(HostBuffer::close);
+    }
+  }
+
+  /** Sends every page but the last ahead (where the engine can), then gathers. */
+  private RowArrival gatherStreaming(RowPages rows, HostBuffer permutation) {
+    try (RowUpload upload = engine.openRowUpload()) {
+      if (upload != null) {
+        for (int k = 0; k + 1 < rows.numPages(); k++) {
+          upload.add(rows.page(k), rows.usedBytes(k));
+        }
+      }
+      return engine.gatherRows(rows, permutation, upload);
     }
   }
 

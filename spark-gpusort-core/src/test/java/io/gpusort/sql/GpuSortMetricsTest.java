@@ -7,13 +7,20 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpusort.GpuSort;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.function.Function;
+import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
 import org.apache.spark.sql.execution.metric.SQLMetric;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import scala.jdk.javaapi.CollectionConverters;
@@ -76,6 +83,71 @@ class GpuSortMetricsTest {
     assertEquals(ROWS, metric(node, "numOutputRows"));
     // Every string starts with 's': the whole input ties on its one-byte prefix.
     assertEquals(ROWS, metric(node, "tieBrokenRows"));
+  }
+
+  /**
+   * The host tie-break is skipped for a run whose string or binary keys all fit their prefix with
+   * no trailing zero byte, and runs otherwise; either way the order is Spark's.
+   */
+  @Test
+  void tieBreakRunsOnlyWhereAPrefixCanHideADifference() {
+    SparkSession spark = SparkTestSession.get();
+    spark.conf().set("spark.gpusort.key.stringPrefixBytes", "4");
+    List<Object> shortStrings = Arrays.asList("", "a", "ab", "abcd", "b", "a\u0001", "a\u0000b",
+        "\u00e9\u00e9", null);
+    List<Object> shortBinaries = Arrays.asList(new byte[0], new byte[] {1}, new byte[] {1, 0, 1},
+        new byte[] {(byte) 0xff, 0, 0, 2}, new byte[] {0, 1}, null);
+    Column k = col("k");
+    Column x = col("x");
+    // Cases whose runs are exact: no row reaches the tie-break.
+    checkTieBreak("short strings", shortStrings, false, k);
+    checkTieBreak("short strings desc nulls first", shortStrings, false, k.desc_nulls_first());
+    checkTieBreak("short strings asc nulls last", shortStrings, false, k.asc_nulls_last());
+    checkTieBreak("short binaries", shortBinaries, false, k.desc());
+    // Cases where equal prefixes may hide different values.
+    checkTieBreak("longer than the prefix", Arrays.asList("abcdX", "abcdY", "abcd", "abc", "", null),
+        true, k);
+    checkTieBreak("longer than the prefix, desc", Arrays.asList("abcdX", "abcd", "abcdXY", null),
+        true, k.desc_nulls_last());
+    checkTieBreak("trailing NUL", Arrays.asList("a", "a\u0000", "a\u0000\u0000", "", "\u0000"),
+        true, k);
+    checkTieBreak("trailing NUL, desc", Arrays.asList("a", "a\u0000", "", "\u0000", null), true,
+        k.desc_nulls_first());
+    checkTieBreak("binary trailing zeros", Arrays.asList(new byte[] {1}, new byte[] {1, 0},
+        new byte[] {1, 0, 0}, new byte[0], new byte[] {0}, null), true, k.asc_nulls_last());
+    checkTieBreak("a column after the string", shortStrings, true, k, x.desc());
+  }
+
+  /**
+   * Sorts rows {@code (k, x, id)}, {@code k} cycling through {@code values}, in one partition by
+   * {@code orders}; compares with Spark's {@code sortWithinPartitions} and checks whether rows went
+   * through the host tie-break.
+   */
+  private static void checkTieBreak(String name, List<Object> values, boolean tiesBroken,
+      Column... orders) {
+    SparkSession spark = SparkTestSession.get();
+    boolean binary = values.stream().anyMatch(v -> v instanceof byte[]);
+    StructType schema = new StructType()
+        .add("k", binary ? DataTypes.BinaryType : DataTypes.StringType, true)
+        .add("x", DataTypes.IntegerType, false)
+        .add("id", DataTypes.LongType, false);
+    List<Row> data = new ArrayList<>();
+    for (int i = 0; i < ROWS / 10; i++) {
+      data.add(RowFactory.create(values.get(i % values.size()), (i * 7919) % 13, (long) i));
+    }
+    Dataset<Row> input = spark.createDataFrame(data, schema).coalesce(1);
+    List<Row> expected = input.sortWithinPartitions(orders).collectAsList();
+    Dataset<Row> sorted = input.transform(GpuSort.withinPartitions(orders));
+    List<Row> actual = sorted.collectAsList();
+
+    List<Function<Row, Object>> keys = List.of(row -> row.get(0), row -> row.get(1));
+    GpuSortOracleTest.assertSameSortedRows(name, expected, actual, keys.subList(0, orders.length));
+    long tieBrokenRows = metric(sortNode(sorted), "tieBrokenRows");
+    if (tiesBroken) {
+      assertTrue(tieBrokenRows > 0, name + ": no row was tie-broken");
+    } else {
+      assertEquals(0, tieBrokenRows, name + ": rows tie-broken");
+    }
   }
 
   private static void assertSortedWithinPartitions(Dataset<Row> sorted, List<Row> rows) {

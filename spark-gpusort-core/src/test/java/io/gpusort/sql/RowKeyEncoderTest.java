@@ -79,6 +79,10 @@ class RowKeyEncoderTest {
   /** One sort column of a case: its type, direction, null order, nullability, value spread. */
   private record Key(Col col, boolean descending, boolean nullsFirst, boolean nullable,
       boolean fewDistinct, boolean lengthOf) {
+    Key(Col col, boolean descending, boolean nullsFirst, boolean nullable, boolean fewDistinct) {
+      this(col, descending, nullsFirst, nullable, fewDistinct, false);
+    }
+
     @Override
     public String toString() {
       return (lengthOf ? "length(" + col + ")" : col.toString()) + (descending ? " desc" : " asc")
@@ -131,7 +135,7 @@ class RowKeyEncoderTest {
               random.nextBoolean(), false),
           new Key(Col.LONG, random.nextBoolean(), random.nextBoolean(), true, false, false));
       int prefixBytes = PREFIX_BYTES[random.nextInt(PREFIX_BYTES.length)];
-      KeySpec spec = checkCase(random.split(), keys, prefixBytes, 100, "bytes " + trial);
+      KeySpec spec = checkCase(random.split(), keys, prefixBytes, 100, "bytes " + trial).spec;
       assertEquals(2, spec.layout.numFields(), "the column after the bytes key is dropped");
       assertTrue(spec.layout.needsTieBreak());
     }
@@ -145,9 +149,93 @@ class RowKeyEncoderTest {
           new Key(Col.LONG, random.nextBoolean(), random.nextBoolean(), true, true, false),
           new Key(Col.STRING, random.nextBoolean(), random.nextBoolean(), true, false, true),
           new Key(Col.DOUBLE, random.nextBoolean(), random.nextBoolean(), true, false, false));
-      KeySpec spec = checkCase(random.split(), keys, 16, 100, "expression " + trial);
+      KeySpec spec = checkCase(random.split(), keys, 16, 100, "expression " + trial).spec;
       assertFalse(spec.layout.needsTieBreak());
       assertTrue(spec.keyProjection != null, "a non-column key needs a projection");
+    }
+  }
+
+  @Test
+  void bytesKeysWithinTheirPrefixAreExact() {
+    SplittableRandom random = new SplittableRandom(SEED + 4);
+    for (int trial = 0; trial < 60; trial++) {
+      List<Key> keys = new ArrayList<>();
+      if (random.nextBoolean()) {
+        keys.add(new Key(Col.INT, random.nextBoolean(), random.nextBoolean(), true, true));
+      }
+      keys.add(new Key(random.nextBoolean() ? Col.STRING : Col.BINARY, random.nextBoolean(),
+          random.nextBoolean(), random.nextBoolean(), random.nextBoolean()));
+      int prefixBytes = PREFIX_BYTES[random.nextInt(PREFIX_BYTES.length)];
+      // Values cut to the prefix, trailing zero bytes dropped: prefixes of one another, zeros
+      // inside, empty and null values, which the encoder must still find exact.
+      Checked checked = checkCase(random.split(), keys, prefixBytes, prefixBytes, 100,
+          "fitting bytes " + trial);
+      assertTrue(checked.spec.layout.needsTieBreak());
+      assertTrue(checked.keysExact, "fitting bytes " + trial + ": keys " + keys + ", prefix "
+          + prefixBytes + TestSeeds.rerunHint(SEED));
+    }
+  }
+
+  @Test
+  void keysExactUntilAValueCanShareItsPrefix() {
+    RowKeyEncoder strings = encoder(DataTypes.StringType, 4, false);
+    assertTrue(strings.keysExact(), "no key encoded yet");
+    encode(strings, UTF8String.fromString(""), null, UTF8String.fromString("abcd"),
+        UTF8String.fromString("a\u0000b"), UTF8String.fromString("\u00e9\u00e9"));
+    assertTrue(strings.keysExact(), "values within the prefix, empty and null");
+    encode(strings, UTF8String.fromString("abcde"));
+    assertFalse(strings.keysExact(), "a value longer than the prefix");
+    encode(strings, UTF8String.fromString("a"));
+    assertFalse(strings.keysExact(), "stays inexact until reset");
+    strings.resetKeysExact();
+    assertTrue(strings.keysExact(), "reset");
+    encode(strings, UTF8String.fromString("a\u0000"));
+    assertFalse(strings.keysExact(), "a value ending in a zero byte ties with the shorter one");
+    strings.resetKeysExact();
+    encode(strings, UTF8String.fromString("\u00e9\u00e9\u00e9"));
+    assertFalse(strings.keysExact(), "4 characters, but 6 UTF-8 bytes");
+
+    RowKeyEncoder binaries = encoder(DataTypes.BinaryType, 4, true);
+    encode(binaries, new byte[] {1, 0, 2}, new byte[0], null);
+    assertTrue(binaries.keysExact(), "a zero byte inside the value, descending");
+    encode(binaries, new byte[] {1, 0});
+    assertFalse(binaries.keysExact(), "a binary ending in a zero byte");
+
+    RowKeyEncoder followed = encoder(DataTypes.StringType, 4, false, DataTypes.IntegerType);
+    assertFalse(followed.keysExact(), "a sort column after the string is not encoded");
+    encode(followed, UTF8String.fromString("a"));
+    followed.resetKeysExact();
+    assertFalse(followed.keysExact(), "a sort column after the string is not encoded");
+
+    RowKeyEncoder fixed = encoder(DataTypes.LongType, 4, false, DataTypes.IntegerType);
+    encode(fixed, 7L);
+    assertTrue(fixed.keysExact(), "fixed-width keys are exact");
+  }
+
+  /** An encoder of nullable columns of {@code types}, sorted in that order. */
+  private static RowKeyEncoder encoder(DataType first, int prefixBytes, boolean descending,
+      DataType... rest) {
+    List<Attribute> input = new ArrayList<>();
+    List<SortOrder> orders = new ArrayList<>();
+    for (int i = 0; i <= rest.length; i++) {
+      AttributeReference column = attribute("c" + i, i == 0 ? first : rest[i - 1], true);
+      input.add(column);
+      orders.add(sortOrder(column, descending, false));
+    }
+    return new RowKeyEncoder(KeySpec.of(orders, CollectionConverters.asScala(input).toList(),
+        prefixBytes));
+  }
+
+  /** Encodes one row per value: the value in the first column, null in the second. */
+  private static void encode(RowKeyEncoder encoder, Object... values) {
+    long[] words = new long[encoder.layout().numWords()];
+    for (Object value : values) {
+      DataType type = value instanceof UTF8String ? DataTypes.StringType
+          : value instanceof byte[] ? DataTypes.BinaryType : DataTypes.LongType;
+      UnsafeProjection toUnsafe = toUnsafe(List.of(
+          new StructField("c0", type, true, Metadata.empty()),
+          new StructField("c1", DataTypes.IntegerType, true, Metadata.empty())));
+      encoder.encode(toUnsafe.apply(new GenericInternalRow(new Object[] {value, null})), words);
     }
   }
 
@@ -163,9 +251,21 @@ class RowKeyEncoderTest {
         CollectionConverters.asScala(List.<Attribute>of(array)).toList(), 16));
   }
 
-  /** Builds rows for {@code keys}, encodes them and compares every pair against Spark. */
-  private static KeySpec checkCase(SplittableRandom random, List<Key> keys, int prefixBytes,
+  /** What {@link #checkCase} built, and whether the encoder found the keys exact. */
+  private record Checked(KeySpec spec, boolean keysExact) {}
+
+  private static Checked checkCase(SplittableRandom random, List<Key> keys, int prefixBytes,
       int numRows, String name) {
+    return checkCase(random, keys, prefixBytes, 0, numRows, name);
+  }
+
+  /**
+   * Builds rows for {@code keys}, encodes them and compares every pair against Spark: exactly
+   * where the layout needs no tie-break or the encoder found the keys exact. With {@code fitBytes}
+   * above 0, string and binary values have at most that many bytes and no trailing zero byte.
+   */
+  private static Checked checkCase(SplittableRandom random, List<Key> keys, int prefixBytes,
+      int fitBytes, int numRows, String name) {
     // The input row: one column per key plus a payload column at a random place, so that key
     // ordinals differ from key positions.
     List<AttributeReference> attributes = new ArrayList<>();
@@ -199,7 +299,8 @@ class RowKeyEncoderTest {
     InterpretedOrdering spark = new InterpretedOrdering(
         CollectionConverters.asScala(orders).toList(), input);
 
-    Object[][] values = randomValues(random, keys, ordinalOfKey, fields.size(), numRows);
+    Object[][] values = randomValues(random, keys, ordinalOfKey, fields.size(), numRows,
+        fitBytes);
     UnsafeProjection toUnsafe = toUnsafe(fields);
     KeyLayout layout = encoder.layout();
     UnsafeRow[] rows = new UnsafeRow[numRows];
@@ -212,7 +313,8 @@ class RowKeyEncoderTest {
       encoder.encode(rows[r], encoded[r]);
       checkPaddingIsZero(layout, encoded[r], keys, name, values[r]);
     }
-    boolean exact = !layout.needsTieBreak();
+    boolean keysExact = encoder.keysExact();
+    boolean exact = !layout.needsTieBreak() || keysExact;
     for (int i = 0; i < numRows; i++) {
       for (int j = i + 1; j < numRows; j++) {
         int byKey = Integer.signum(compareWords(encoded[i], encoded[j]));
@@ -227,7 +329,7 @@ class RowKeyEncoderTest {
         }
       }
     }
-    return spec;
+    return new Checked(spec, keysExact);
   }
 
   private static void checkPaddingIsZero(KeyLayout layout, long[] words, List<Key> keys,
@@ -244,7 +346,7 @@ class RowKeyEncoderTest {
   }
 
   private static Object[][] randomValues(SplittableRandom random, List<Key> keys,
-      int[] ordinalOfKey, int numFields, int numRows) {
+      int[] ordinalOfKey, int numFields, int numRows, int fitBytes) {
     Object[][] values = new Object[numRows][numFields];
     for (int r = 0; r < numRows; r++) {
       for (int f = 0; f < numFields; f++) {
@@ -255,20 +357,24 @@ class RowKeyEncoderTest {
       Key key = keys.get(k);
       Object[] pool = new Object[1 + random.nextInt(3)];
       for (int i = 0; i < pool.length; i++) {
-        pool[i] = randomValue(random, key.col);
+        pool[i] = randomValue(random, key.col, fitBytes);
       }
       for (int r = 0; r < numRows; r++) {
         boolean isNull = key.nullable && random.nextInt(8) == 0;
         Object v = isNull ? null
-            : key.fewDistinct ? pool[random.nextInt(pool.length)] : randomValue(random, key.col);
+            : key.fewDistinct ? pool[random.nextInt(pool.length)]
+            : randomValue(random, key.col, fitBytes);
         values[r][ordinalOfKey[k]] = v;
       }
     }
     return values;
   }
 
-  /** A random Spark internal value of {@code col}, often a special one. */
-  private static Object randomValue(SplittableRandom random, Col col) {
+  /**
+   * A random Spark internal value of {@code col}, often a special one; a string or binary of at
+   * most {@code fitBytes} bytes that does not end in a zero byte when {@code fitBytes} is above 0.
+   */
+  private static Object randomValue(SplittableRandom random, Col col, int fitBytes) {
     boolean special = random.nextInt(4) == 0;
     return switch (col) {
       case BOOLEAN -> random.nextBoolean();
@@ -300,8 +406,10 @@ class RowKeyEncoderTest {
         // Mostly negative: the sign extension of the 128-bit value is what is under test.
         yield decimal(random.nextInt(4) == 0 ? unscaled : unscaled.abs().negate(), 20, 0);
       }
-      case STRING -> UTF8String.fromString(randomString(random));
-      case BINARY -> randomBinary(random);
+      case STRING -> UTF8String.fromString(fitBytes > 0
+          ? fittingString(randomString(random), fitBytes) : randomString(random));
+      case BINARY -> fitBytes > 0 ? fittingBinary(randomBinary(random), fitBytes)
+          : randomBinary(random);
       case NULL -> null;
     };
   }
@@ -355,6 +463,25 @@ class RowKeyEncoderTest {
       sb.append(alphabet[random.nextInt(alphabet.length)]);
     }
     return sb.toString();
+  }
+
+  /** {@code s} cut to at most {@code maxBytes} UTF-8 bytes, then cut to no trailing NUL. */
+  private static String fittingString(String s, int maxBytes) {
+    String cut = s;
+    while (cut.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > maxBytes
+        || cut.endsWith("\u0000")) {
+      cut = cut.substring(0, cut.offsetByCodePoints(cut.length(), -1));
+    }
+    return cut;
+  }
+
+  /** {@code bytes} cut to at most {@code maxBytes}, then cut to no trailing zero byte. */
+  private static byte[] fittingBinary(byte[] bytes, int maxBytes) {
+    int length = Math.min(bytes.length, maxBytes);
+    while (length > 0 && bytes[length - 1] == 0) {
+      length--;
+    }
+    return Arrays.copyOf(bytes, length);
   }
 
   private static byte[] randomBinary(SplittableRandom random) {

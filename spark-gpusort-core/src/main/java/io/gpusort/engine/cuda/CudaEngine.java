@@ -6,7 +6,9 @@ import io.gpusort.engine.EngineException;
 import io.gpusort.engine.EngineOptions;
 import io.gpusort.engine.EngineTimes;
 import io.gpusort.engine.KeyBatch;
+import io.gpusort.engine.RowArrival;
 import io.gpusort.engine.RowPages;
+import io.gpusort.engine.RowUpload;
 import io.gpusort.engine.SortEngine;
 import io.gpusort.memory.HostBuffer;
 import java.util.List;
@@ -137,32 +139,61 @@ public final class CudaEngine implements SortEngine {
   }
 
   /**
-   * Gathers the rows on the device (kernels/cuda/rows.cu) when the pages, twice over, and their
-   * index fit the device memory left; false, with the pages unchanged, when they do not.
+   * Gathers the rows on the device (kernels/cuda/rows.cu) and waits for them to be back; false,
+   * with the pages unchanged, when they do not fit the device memory left.
    */
   @Override
   public boolean gatherRows(RowPages rows, HostBuffer permutation) {
+    RowArrival arrival = gatherRows(rows, permutation, null);
+    if (arrival == null) {
+      return false;
+    }
+    arrival.close();
+    EngineTimes.ofThread().fromDeviceNanos += arrival.fromDeviceNanos();
+    return true;
+  }
+
+  @Override
+  public RowUpload openRowUpload() {
+    if (closed) {
+      throw new IllegalStateException("engine closed");
+    }
+    return new CudaRowUpload(device);
+  }
+
+  /**
+   * Gathers the rows on the device when the pages, twice over (once where {@code uploaded} holds
+   * them already), and their index fit the device memory left; null, with the pages unchanged,
+   * when they do not. Returns once the copies back are under way, holding the device slot only
+   * until then.
+   */
+  @Override
+  public RowArrival gatherRows(RowPages rows, HostBuffer permutation, RowUpload uploaded) {
     if (closed) {
       throw new IllegalStateException("engine closed");
     }
     rows.checkPermutation(permutation);
     if (rows.numRows() <= 1) {
-      return true;
+      return RowArrival.DONE;
     }
+    CudaRowUpload upload =
+        uploaded instanceof CudaRowUpload u && u.device == device ? u : null;
     Workspace ws = beginTask();
     boolean healthy = false;
     try {
       // Blocks under 256 MiB are rounded up to powers of two by the pool: leave room for that.
-      long needed = DeviceRowGather.deviceBytes(rows) * 3 / 2;
+      long needed = DeviceRowGather.deviceBytes(rows) * 3 / 2
+          - (upload == null ? 0 : upload.deviceBytes());
       if (needed > device.memory.budgetBytes() - device.memory.inUseBytes()) {
         healthy = true;
-        return false;
+        return null;
       }
+      RowArrival arrival;
       try (DeviceRowGather gather = new DeviceRowGather(ws, rows, permutation)) {
-        gather.run();
+        arrival = gather.run(upload);
       }
       healthy = true;
-      return true;
+      return arrival;
     } finally {
       device.done(ws, healthy);
     }
@@ -170,8 +201,11 @@ public final class CudaEngine implements SortEngine {
 
   /** Waits for a GPU-task slot and its workspace; give both back with {@code device.done}. */
   private Workspace beginTask() {
+    long start = System.nanoTime();
     try {
-      return device.begin();
+      Workspace ws = device.begin();
+      EngineTimes.ofThread().waitNanos += System.nanoTime() - start;
+      return ws;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new EngineException("interrupted while waiting for the GPU", e);

@@ -1,18 +1,27 @@
 package io.gpusort.engine.cuda;
 
+import static jcuda.driver.JCudaDriver.cuEventCreate;
+import static jcuda.driver.JCudaDriver.cuEventDestroy;
+import static jcuda.driver.JCudaDriver.cuEventRecord;
+
 import io.gpusort.engine.EngineTimes;
+import io.gpusort.engine.RowArrival;
 import io.gpusort.engine.RowPages;
 import io.gpusort.memory.HostBuffer;
 import io.gpusort.memory.HostMemory;
 import java.util.ArrayList;
 import java.util.List;
 import jcuda.driver.CUdeviceptr;
+import jcuda.driver.CUevent;
+import jcuda.driver.CUevent_flags;
+import jcuda.driver.JCudaDriver;
 
 /**
- * Puts rows in sorted order on the device (kernels/cuda/rows.cu): the row pages, their pointers
- * and the permutation go up, the records are gathered into one stream in permutation order, and
- * the stream comes back over the same pages ({@link RowPages}). Page-locked pages move by DMA with
- * no host copy; others go through the workspace's staging.
+ * Puts rows in sorted order on the device (kernels/cuda/rows.cu): the row pages (those a
+ * {@link CudaRowUpload} has not sent already), their pointers and the permutation go up, the
+ * records are gathered into one stream in permutation order, and the stream comes back over the
+ * same pages ({@link RowPages}) while the caller reads it ({@link CudaRowArrival}). Page-locked
+ * pages move by DMA with no host copy; others go through the workspace's staging.
  */
 final class DeviceRowGather implements AutoCloseable {
   private static final int BLOCK_THREADS = 256;
@@ -42,12 +51,25 @@ final class DeviceRowGather implements AutoCloseable {
         + 8L * rows.numPages() + 64;
   }
 
-  /** Gathers and waits for the stream to be back in the pages. */
-  void run() {
-    try (StageClock clock = new StageClock(4)) {
+  /**
+   * Gathers and starts the copies back; returns the stream arriving in the pages, which owns this
+   * gather's device buffers from then on. Pages already on the device through {@code upload}
+   * (may be null) are not sent again.
+   */
+  RowArrival run(CudaRowUpload upload) {
+    StageClock clock = new StageClock(4);
+    boolean handedOver = false;
+    try {
       clock.mark(0, ws.stream);
-      DeviceBuffer in = allocate(rows.recordBytes());
-      long[] pageBase = uploadPages(in);
+      DeviceBuffer in = upload == null ? null : upload.completeFor(rows, ws);
+      long[] pageBase;
+      if (in != null) {
+        owned.add(in);
+        pageBase = packedPageBases();
+      } else {
+        in = allocate(rows.recordBytes());
+        pageBase = uploadPages(in);
+      }
       CUdeviceptr pointers = upload(rows.pointers(), 8L * n);
       CUdeviceptr perm = upload(permutation, 4L * n);
       CUdeviceptr bases = uploadLongs(pageBase);
@@ -58,19 +80,35 @@ final class DeviceRowGather implements AutoCloseable {
       // Until here the pages are untouched and a failure leaves them as they were; from here the
       // device overwrites them.
       ws.synchronize();
+      EngineTimes times = EngineTimes.ofThread();
+      times.toDeviceNanos += clock.nanosBetween(0, 1);
+      times.gatherNanos += clock.nanosBetween(1, 2);
+      RowArrival arrival;
       try {
-        download(out);
-        clock.mark(3, ws.stream);
-        ws.synchronize();
+        arrival = download(out, clock);
       } catch (RuntimeException e) {
         throw new IllegalStateException("the device failed while copying " + n
             + " sorted rows back; the sort's rows are lost", e);
       }
-      EngineTimes times = EngineTimes.ofThread();
-      times.toDeviceNanos += clock.nanosBetween(0, 1);
-      times.gatherNanos += clock.nanosBetween(1, 2);
-      times.fromDeviceNanos += clock.nanosBetween(2, 3);
+      handedOver = true;
+      return arrival;
+    } finally {
+      if (!handedOver) {
+        clock.close();
+        close();
+      }
     }
+  }
+
+  /** Where each page starts on the device when the pages are packed back to back. */
+  private long[] packedPageBases() {
+    long[] base = new long[rows.numPages()];
+    long at = 0;
+    for (int k = 0; k < rows.numPages(); k++) {
+      base[k] = at;
+      at += rows.usedBytes(k);
+    }
+    return base;
   }
 
   /** Uploads each page's records back to back; returns where each page starts on the device. */
@@ -134,20 +172,57 @@ final class DeviceRowGather implements AutoCloseable {
         out, n);
   }
 
-  /** The sorted stream back over the pages, each page filled to its capacity. */
-  private void download(DeviceBuffer out) {
-    long done = 0;
+  /**
+   * Starts copying the sorted stream back over the pages, each page filled to its capacity, with
+   * an event after each page; page-locked pages are copied by DMA without waiting, others through
+   * the staging, waited for here.
+   */
+  private RowArrival download(DeviceBuffer out, StageClock clock) {
     long total = rows.recordBytes();
-    for (int k = 0; k < rows.numPages() && done < total; k++) {
-      HostBuffer page = rows.page(k);
-      long length = Math.min(RowPages.capacityBytes(page), total - done);
-      if (page.isPinned()) {
-        Transfers.enqueueDownload(ws, out.at(done), page.address(), length);
-      } else {
-        Transfers.downloadStaged(ws, out.at(done), page.address(), length);
+    List<Long> ends = new ArrayList<>();
+    List<CUevent> events = new ArrayList<>();
+    try {
+      long done = 0;
+      for (int k = 0; k < rows.numPages() && done < total; k++) {
+        HostBuffer page = rows.page(k);
+        long length = Math.min(RowPages.capacityBytes(page), total - done);
+        CUevent event = null;
+        if (page.isPinned()) {
+          Transfers.enqueueDownload(ws, out.at(done), page.address(), length);
+          event = new CUevent();
+          Cuda.check(cuEventCreate(event, CUevent_flags.CU_EVENT_DISABLE_TIMING),
+              "cuEventCreate");
+          events.add(event);
+          Cuda.check(cuEventRecord(event, ws.stream), "cuEventRecord");
+        } else {
+          Transfers.downloadStaged(ws, out.at(done), page.address(), length);
+          events.add(null);
+        }
+        done += length;
+        ends.add(done);
       }
-      done += length;
+      clock.mark(3, ws.stream);
+    } catch (RuntimeException e) {
+      // Nothing may read or free the pages while copies into them are under way.
+      JCudaDriver.cuStreamSynchronize(ws.stream);
+      for (CUevent event : events) {
+        if (event != null) {
+          cuEventDestroy(event);
+        }
+      }
+      throw e;
     }
+    long[] endArray = ends.stream().mapToLong(Long::longValue).toArray();
+    // The stream has finished the gather: only the copies back still read the device, from out.
+    List<DeviceBuffer> buffers = new ArrayList<>(List.of(out));
+    for (DeviceBuffer b : owned) {
+      if (b != out) {
+        b.close();
+      }
+    }
+    owned.clear();
+    return new CudaRowArrival(ws.device, endArray, events.toArray(new CUevent[0]), clock,
+        buffers);
   }
 
   private DeviceBuffer allocate(long sizeBytes) {
@@ -158,8 +233,11 @@ final class DeviceRowGather implements AutoCloseable {
 
   @Override
   public void close() {
+    if (owned.isEmpty()) {
+      return;
+    }
     // The stream may still read the buffers after a failure: wait before they go back to the pool.
-    jcuda.driver.JCudaDriver.cuStreamSynchronize(ws.stream);
+    JCudaDriver.cuStreamSynchronize(ws.stream);
     for (DeviceBuffer b : owned) {
       b.close();
     }

@@ -39,6 +39,13 @@ final class StageClock implements AutoCloseable {
     recorded[i] = true;
   }
 
+  /** Waits until the stream has passed mark {@code i}, if it was recorded. */
+  void await(int i) {
+    if (recorded[i]) {
+      Cuda.check(jcuda.driver.JCudaDriver.cuEventSynchronize(marks[i]), "cuEventSynchronize");
+    }
+  }
+
   /**
    * Nanoseconds between marks {@code from} and {@code to}, once the stream has passed {@code to};
    * 0 when either was not recorded.

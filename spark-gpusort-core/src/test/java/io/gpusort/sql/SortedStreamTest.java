@@ -1,0 +1,160 @@
+package io.gpusort.sql;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.gpusort.engine.RowArrival;
+import io.gpusort.engine.RowPages;
+import io.gpusort.memory.HostBuffer;
+import io.gpusort.memory.HostMemory;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.apache.spark.SparkConf;
+import org.apache.spark.memory.TaskMemoryManager;
+import org.apache.spark.memory.UnifiedMemoryManager;
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The row store's pages as the upload ahead sees them (each reported once, complete, in order),
+ * and the sorted stream read back while it is still arriving: every byte is read only after the
+ * arrival was asked for it.
+ */
+class SortedStreamTest {
+  private static final long PAGE_BYTES = 4096;
+
+  private SortMemory memory;
+
+  @BeforeEach
+  void memory() {
+    SparkConf conf = new SparkConf();
+    UnifiedMemoryManager manager = new UnifiedMemoryManager(conf, 1L << 30, 1L << 29, 1);
+    memory = new SortMemory(new TaskMemoryManager(manager, 0));
+  }
+
+  @AfterEach
+  void nothingHeld() {
+    assertEquals(0, memory.getUsed(), "task memory still counted");
+  }
+
+  @Test
+  void everyPageIsReportedOnceCompleteAndInOrder() {
+    RowStore rows = new RowStore(memory, PAGE_BYTES);
+    List<HostBuffer> reported = new ArrayList<>();
+    List<Long> reportedBytes = new ArrayList<>();
+    rows.onPageFull((page, used) -> {
+      reported.add(page);
+      reportedBytes.add(used);
+    });
+    long[] pointers = append(rows, 3000, new SplittableRandom(7));
+    assertTrue(rows.numPages() > 5, "too few pages to test: " + rows.numPages());
+    try (HostBuffer none = HostBuffer.allocate(8)) {
+      RowPages pages = rows.asPages(none, 0);
+      // Every page but the one still being filled, each with the bytes it ended with.
+      assertEquals(rows.numPages() - 1, reported.size());
+      for (int k = 0; k < reported.size(); k++) {
+        assertTrue(reported.get(k) == rows.page(k), "page " + k + " reported out of order");
+        assertEquals(pages.usedBytes(k), reportedBytes.get(k), "page " + k + " changed after");
+      }
+    }
+    assertEquals(rows.numPages() - 1, RowPages.pageOf(pointers[pointers.length - 1]));
+    rows.freeAllBut(-1);
+  }
+
+  @Test
+  void theStreamIsReadOnlyWhereItHasArrived() {
+    RowStore rows = new RowStore(memory, PAGE_BYTES);
+    SplittableRandom random = new SplittableRandom(11);
+    long[] pointers = append(rows, 2500, random);
+    int n = pointers.length;
+    // The sorted stream of a random order, built apart, then "copied back" only as asked for.
+    int[] order = new int[n];
+    for (int i = 0; i < n; i++) {
+      int j = random.nextInt(i + 1);
+      order[i] = order[j];
+      order[j] = i;
+    }
+    long total = rows.dataBytes();
+    byte[] stream = new byte[(int) total];
+    long at = 0;
+    for (int i = 0; i < n; i++) {
+      long record = rows.address(pointers[order[i]]) - RowStore.RECORD_HEADER_BYTES;
+      long size = RowStore.RECORD_HEADER_BYTES + HostMemory.getLong(record);
+      HostMemory.copy(null, record, stream, HostMemory.BYTE_ARRAY_OFFSET + at, size);
+      at += size;
+    }
+    for (int k = 0; k < rows.numPages(); k++) {
+      HostMemory.fill(rows.page(k).address(), rows.page(k).sizeBytes(), (byte) 0x5A);
+    }
+    LazyArrival arrival = new LazyArrival(rows, stream);
+    SortedStream sorted = new SortedStream(rows, total, arrival);
+    UnsafeRow row = new UnsafeRow(1);
+    long offset = 0;
+    for (int i = 0; i < n; i++) {
+      assertTrue(sorted.next(row), "stream ended at row " + i);
+      byte[] expected = Arrays.copyOfRange(stream, (int) offset + RowStore.RECORD_HEADER_BYTES,
+          (int) offset + RowStore.RECORD_HEADER_BYTES + row.getSizeInBytes());
+      assertEquals(-1, Arrays.mismatch(expected, row.getBytes()), "row " + i);
+      offset += RowStore.RECORD_HEADER_BYTES + row.getSizeInBytes();
+    }
+    assertFalse(sorted.next(row));
+    assertEquals(total, arrival.arrived);
+    assertTrue(arrival.calls < rows.numPages() + n / 10,
+        arrival.calls + " waits for " + rows.numPages() + " pages: not a page at a time");
+    rows.freeAllBut(-1);
+  }
+
+  /** Rows of 8 to 200 bytes, first word its index; returns their pointers. */
+  private static long[] append(RowStore rows, int n, SplittableRandom random) {
+    long[] pointers = new long[n];
+    for (int i = 0; i < n; i++) {
+      int size = 8 * (1 + random.nextInt(25));
+      byte[] bytes = new byte[size];
+      random.nextBytes(bytes);
+      UnsafeRow row = new UnsafeRow(1);
+      row.pointTo(bytes, size);
+      assertTrue(rows.tryMakeRoom(size));
+      pointers[i] = rows.append(row);
+    }
+    return pointers;
+  }
+
+  /** Writes the stream over the pages only as far as it was awaited. */
+  private static final class LazyArrival implements RowArrival {
+    private final RowStore rows;
+    private final byte[] stream;
+    long arrived;
+    int calls;
+
+    LazyArrival(RowStore rows, byte[] stream) {
+      this.rows = rows;
+      this.stream = stream;
+    }
+
+    @Override
+    public void await(long bytes) {
+      calls++;
+      long end = Math.min(bytes, stream.length);
+      long pageStart = 0;
+      for (int k = 0; k < rows.numPages() && pageStart < end; k++) {
+        long capacity = RowPages.capacityBytes(rows.page(k));
+        long from = Math.max(arrived, pageStart);
+        long to = Math.min(end, pageStart + capacity);
+        if (from < to) {
+          HostMemory.copy(stream, HostMemory.BYTE_ARRAY_OFFSET + from, null,
+              rows.page(k).address() + (from - pageStart), to - from);
+        }
+        pageStart += capacity;
+      }
+      arrived = Math.max(arrived, end);
+    }
+
+    @Override
+    public void close() {}
+  }
+}
