@@ -12,6 +12,8 @@
 #   FULL       SortBenchmark, every case, 1e8 cached rows, REPS repetitions (3), new and OLD
 #   VARIANTS   SortBenchmark's within-partition cases on Parquet input (1e8 rows) and with string
 #              keys (2e7 rows), new and OLD
+#   PREFETCH   within-partition cases, 1e8 cached rows, one run per distance the output loads ahead
+#              (-Dgpusort.output.prefetchBytes: 0, 512, 2048)
 #   COLUMNAR   within-partition cases, columnar intake against rows (intake.columnar=false) as
 #              cases of one run, on cached and Parquet input (1e8 rows); string keys (2e7 rows)
 #   PROFILE_STRING  as PROFILE, string keys (2e7 rows)
@@ -42,7 +44,7 @@ bench() {
     io.gpusort.examples.SortBenchmark --engine $engine --master '$master' $*" \
     > "$out/bench-$label.txt" 2>&1
   echo "SortBenchmark $label exit $?"
-  grep -E "^(case|scan|Dataset|GpuSort|hash|  --)" "$out/bench-$label.txt"
+  grep -E "^(case|scan|Dataset|GpuSort|hash|tasks|  --)" "$out/bench-$label.txt"
 }
 old_prefix=""
 [ -n "${OLD:-}" ] && old_prefix="$OLD/core:"
@@ -84,6 +86,12 @@ if [ "${PROFILE_STRING:-0}" = 1 ]; then
   jfr="-XX:StartFlightRecording=filename=/tmp/string.jfr,settings=profile"
   bench profile-string "" "$jfr" --rows 20000000 --reps 1 --cases within --key string
   fold_samples /tmp/string.jfr "$out/samples-string.txt"
+fi
+if [ "${PREFETCH:-0}" = 1 ]; then
+  for pf in 0 512 2048; do
+    bench prefetch-$pf "" "-Dgpusort.output.prefetchBytes=$pf" --rows 100000000 \
+      --reps "${REPS:-3}" --cases within
+  done
 fi
 if [ "${OVERLAP:-0}" = 1 ]; then
   v="--variant no-ahead:spark.gpusort.gather.uploadAhead=false"

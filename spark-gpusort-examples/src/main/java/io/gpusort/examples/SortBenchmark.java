@@ -164,7 +164,13 @@ public final class SortBenchmark {
    * What the timed repetitions measured: seconds per case and repetition, and per case one
    * sample of the GpuSort node's stage metrics per repetition (empty for cases of Spark).
    */
-  private record Measurements(double[][] seconds, List<List<Map<String, Double>>> stageSamples) {}
+  private record Measurements(double[][] seconds, List<List<Map<String, Double>>> stageSamples,
+      double[][][] taskSpans) {}
+
+  /** Per timed run: its tasks' median and longest run time and their GC time summed, seconds. */
+  private static final int TASK_MEDIAN = 0;
+  private static final int TASK_MAX = 1;
+  private static final int TASK_GC = 2;
 
   private final long numRows;
   private final int reps;
@@ -316,6 +322,7 @@ public final class SortBenchmark {
       Measurements measured = measure(spark, cases, prepared.rows());
       printTable(cases, measured.seconds(), out);
       printStageTable(cases, measured.stageSamples(), out);
+      printTaskTable(cases, measured.taskSpans(), out);
     }
   }
 
@@ -425,8 +432,11 @@ public final class SortBenchmark {
     double[][] seconds = new double[cases.size()][reps];
     List<List<Map<String, Double>>> stageSamples = new ArrayList<>();
     cases.forEach(c -> stageSamples.add(new ArrayList<>()));
+    double[][][] taskSpans = new double[cases.size()][reps][];
     WriteCapture writes = new WriteCapture();
+    TaskCapture tasks = new TaskCapture();
     spark.listenerManager().register(writes);
+    spark.sparkContext().addSparkListener(tasks);
     try {
       for (Case c : cases) {
         timeSeconds(spark, c, rows);
@@ -435,12 +445,13 @@ public final class SortBenchmark {
         for (int k = 0; k < cases.size(); k++) {
           int i = (k + rep) % cases.size();
           Case c = cases.get(i);
-          if (c.gpuSort()) {
-            // Reports of earlier writes still on the way would be taken for this one's.
-            awaitListeners(spark);
-            writes.clear();
-          }
+          // Reports of earlier runs still on the way would be taken for this one's.
+          awaitListeners(spark);
+          writes.clear();
+          tasks.clear();
           seconds[i][rep] = timeSeconds(spark, c, rows);
+          awaitListeners(spark);
+          taskSpans[i][rep] = tasks.spans();
           if (c.gpuSort()) {
             stageSamples.get(i).add(stageSample(writes.next(spark, c.name()).executedPlan()));
           }
@@ -448,8 +459,9 @@ public final class SortBenchmark {
       }
     } finally {
       spark.listenerManager().unregister(writes);
+      spark.sparkContext().removeSparkListener(tasks);
     }
-    return new Measurements(seconds, stageSamples);
+    return new Measurements(seconds, stageSamples, taskSpans);
   }
 
   private double timeSeconds(SparkSession spark, Case c, Dataset<Row> input) {
@@ -476,6 +488,34 @@ public final class SortBenchmark {
     } catch (TimeoutException e) {
       throw new IllegalStateException("Spark's listeners did not catch up within "
           + LISTENER_TIMEOUT_MILLIS + " ms", e);
+    }
+  }
+
+  /** The tasks that ended since the last {@link #clear()}: run times and GC times. */
+  private static final class TaskCapture extends org.apache.spark.scheduler.SparkListener {
+    private final List<double[]> ended = java.util.Collections.synchronizedList(new ArrayList<>());
+
+    @Override
+    public void onTaskEnd(org.apache.spark.scheduler.SparkListenerTaskEnd end) {
+      org.apache.spark.scheduler.TaskInfo info = end.taskInfo();
+      double gc = end.taskMetrics() == null ? 0 : end.taskMetrics().jvmGCTime() / 1e3;
+      ended.add(new double[] {(info.finishTime() - info.launchTime()) / 1e3, gc});
+    }
+
+    void clear() {
+      ended.clear();
+    }
+
+    /** Median and longest task time and summed GC time of the tasks since {@link #clear()}. */
+    double[] spans() {
+      synchronized (ended) {
+        double[] times = ended.stream().mapToDouble(t -> t[0]).sorted().toArray();
+        double gc = ended.stream().mapToDouble(t -> t[1]).sum();
+        if (times.length == 0) {
+          return new double[] {0, 0, gc};
+        }
+        return new double[] {times[times.length / 2], times[times.length - 1], gc};
+      }
     }
   }
 
@@ -623,6 +663,29 @@ public final class SortBenchmark {
         + "task time summed over all tasks (and over the case's GpuSort nodes), not wall time; "
         + "engine calls: " + ENGINE_CALLS_METRIC + "; each the median over the timed "
         + "repetitions");
+  }
+
+  /**
+   * One row per case: its tasks' median and longest run time and their GC time, each the median
+   * over the timed repetitions: how much of a case's wall time its tasks take.
+   */
+  private static void printTaskTable(List<Case> cases, double[][][] spans, PrintStream out) {
+    out.println(String.format(Locale.ROOT, "%n%-36s %-7s %9s %9s %9s", "tasks", "engine",
+        "median s", "max s", "GC s"));
+    for (int i = 0; i < cases.size(); i++) {
+      double[][] runs = spans[i];
+      out.println(String.format(Locale.ROOT, "%-36s %-7s %9.3f %9.3f %9.3f", cases.get(i).name(),
+          cases.get(i).engine(), medianOf(runs, TASK_MEDIAN), medianOf(runs, TASK_MAX),
+          medianOf(runs, TASK_GC)));
+    }
+    out.println("tasks: launch to finish of each task of the case's jobs, median and longest; GC: "
+        + "the tasks' JVM GC time summed; each the median over the timed repetitions");
+  }
+
+  private static double medianOf(double[][] runs, int column) {
+    double[] values = Arrays.stream(runs).mapToDouble(r -> r == null ? 0 : r[column]).sorted()
+        .toArray();
+    return values.length == 0 ? 0 : values[values.length / 2];
   }
 
   /** Every stage time in the samples: the known stages in pipeline order, then others by name. */
