@@ -131,9 +131,10 @@ public final class GpuSortConf {
   public static final ConfEntry<Boolean> COLUMNAR_INTAKE = booleanEntry(
       "spark.gpusort.intake.columnar", true,
       "Whether a sort within partitions whose input is a columnar scan (the in-memory cache, "
-          + "Parquet, ORC) with only fixed-width columns takes the scan's batches and writes their "
-          + "rows straight into its own memory, instead of rows Spark converts for it and it then "
-          + "copies.");
+          + "Parquet, ORC) with only atomic columns (numbers, dates, timestamps, decimals, strings, "
+          + "binaries) takes the scan's batches and writes their rows straight into its own "
+          + "memory, instead of rows Spark converts for it and it then copies. The in-memory "
+          + "cache hands out batches of numeric columns only.");
 
   public static final ConfEntry<GlobalMode> GLOBAL_MODE = enumEntry("spark.gpusort.global.mode",
       GlobalMode.class, GlobalMode.SORT,

@@ -1,57 +1,164 @@
 package io.gpusort.sql;
 
 import io.gpusort.keys.KeyKind;
+import java.util.Arrays;
+import org.apache.spark.sql.execution.vectorized.WritableColumnVector;
+import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.Decimal;
 import org.apache.spark.sql.types.DecimalType;
+import org.apache.spark.sql.types.StringType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.apache.spark.unsafe.Platform;
+import org.apache.spark.unsafe.types.UTF8String;
 
 /**
  * Writes rows of a {@link ColumnarBatch} as {@code UnsafeRow} bytes straight into the
  * memory the sort keeps them in: the columnar intake, which spares the row conversion Spark would
- * otherwise run above a columnar scan and the copy of its result. Schemas of fixed-width columns
- * only (booleans, integers, floats, dates, timestamps): every row is {@link #rowBytes()} long, laid
- * out as {@code UnsafeRowWriter} lays it out (null bits, then one zero-filled 8-byte slot per
- * field; a null field's slot all zero).
+ * otherwise run above a columnar scan and the copy of its result. Columns of atomic types
+ * (booleans, integers, floats, dates, timestamps, decimals, strings, binaries); a row is byte for
+ * byte what {@code UnsafeProjection} makes of it: null bits, one 8-byte slot per field (a value
+ * zero-extended to its slot, a null field's slot zero, a decimal of at most 18 digits as its
+ * unscaled long), then the variable-length values in field order, each zero-padded to a word and
+ * named in its slot by {@code offset << 32 | size} from the row's start. A decimal of more than 18
+ * digits takes 16 bytes there whether null or not; a null one has its bit set and its slot names
+ * those bytes with size 0, as {@code UnsafeRowWriter} leaves it.
+ *
+ * <p>Without string and binary columns every row has one size; with them, {@link #bind} measures
+ * each row of the batch before any is written.
  */
 final class ColumnarRowWriter {
-  private final KeyKind[] kinds;
-  private final int bitsetBytes;
-  private final int rowBytes;
-  private final ColumnVector[] vectors;
+  /** A decimal of more than 18 digits: its bytes after the fixed part, in 16 bytes reserved. */
+  private static final int WIDE_DECIMAL_BYTES = 16;
 
-  private ColumnarRowWriter(KeyKind[] kinds) {
+  private final DataType[] types;
+  /** Each primitive column's kind; null for decimals, strings and binaries. */
+  private final KeyKind[] kinds;
+  /** Whether a column is a decimal, string or binary: written through {@link #rowAddresses}. */
+  private final boolean anyNotPrimitive;
+  /** Whether rows differ in size: a string or binary column. */
+  private final boolean sizedPerRow;
+  private final int bitsetBytes;
+  /** The null bits and the slots. */
+  private final int fixedBytes;
+  /** The fixed part and 16 bytes per wide decimal: a row's size but for strings and binaries. */
+  private final int baseRowBytes;
+  private final ColumnVector[] vectors;
+  private int numRows;
+  /** Size of each row of the bound batch, when they differ. */
+  private int[] rowSizes = new int[0];
+  /** Where each row being written starts. */
+  private long[] rowAddresses = new long[0];
+  /** Where each row being written takes its next variable-length value, from the row's start. */
+  private int[] cursors = new int[0];
+
+  private ColumnarRowWriter(DataType[] types, KeyKind[] kinds) {
+    this.types = types;
     this.kinds = kinds;
     this.bitsetBytes = ((kinds.length + 63) / 64) * 8;
-    this.rowBytes = bitsetBytes + 8 * kinds.length;
+    this.fixedBytes = bitsetBytes + 8 * kinds.length;
+    int wideDecimals = 0;
+    boolean perRow = false;
+    boolean notPrimitive = false;
+    for (int i = 0; i < types.length; i++) {
+      notPrimitive |= kinds[i] == null;
+      if (types[i] instanceof DecimalType d && !isCompact(d)) {
+        wideDecimals++;
+      }
+      perRow |= types[i] instanceof StringType || types[i] instanceof BinaryType;
+    }
+    this.anyNotPrimitive = notPrimitive;
+    this.sizedPerRow = perRow;
+    this.baseRowBytes = fixedBytes + WIDE_DECIMAL_BYTES * wideDecimals;
     this.vectors = new ColumnVector[kinds.length];
   }
 
-  /** A writer for rows of {@code schema}, or null when a column is not fixed-width. */
+  /**
+   * A writer for rows of {@code schema}, or null when a column is of a type it does not write
+   * (arrays, maps, structs, intervals, nulls, ...): those rows come through Spark's conversion.
+   */
   static ColumnarRowWriter of(StructType schema) {
     StructField[] fields = schema.fields();
+    DataType[] types = new DataType[fields.length];
     KeyKind[] kinds = new KeyKind[fields.length];
     for (int i = 0; i < fields.length; i++) {
       DataType type = fields[i].dataType();
-      // The sort keys' type mapping, but for decimals, which column vectors may hold as ints.
-      kinds[i] = type instanceof DecimalType ? null : KeySpec.kindOf(type);
-      if (kinds[i] == null || kinds[i] == KeyKind.NULL || !kinds[i].isFixedWidth()
-          || kinds[i] == KeyKind.INT128) {
+      types[i] = type;
+      if (type instanceof DecimalType || type instanceof StringType
+          || type instanceof BinaryType) {
+        continue;
+      }
+      // The sort keys' type mapping for the primitive types.
+      kinds[i] = KeySpec.kindOf(type);
+      if (kinds[i] == null || kinds[i] == KeyKind.NULL || !kinds[i].isFixedWidth()) {
         return null;
       }
     }
-    return new ColumnarRowWriter(kinds);
+    return new ColumnarRowWriter(types, kinds);
   }
 
-  /** Bytes of every row. */
-  int rowBytes() {
-    return rowBytes;
+  private static boolean isCompact(DecimalType type) {
+    return type.precision() <= Decimal.MAX_LONG_DIGITS();
   }
 
-  /** Reads its rows from {@code batch} until the next call. */
+  private static int roundToWord(int bytes) {
+    return (bytes + 7) & ~7;
+  }
+
+  /** Bytes of row {@code row} of the bound batch. */
+  int rowBytes(int row) {
+    return sizedPerRow ? rowSizes[row] : baseRowBytes;
+  }
+
+  /** The fewest bytes of rows {@code [from, from + count)}. */
+  int minRowBytes(int from, int count) {
+    if (!sizedPerRow) {
+      return baseRowBytes;
+    }
+    int min = Integer.MAX_VALUE;
+    for (int j = from; j < from + count; j++) {
+      min = Math.min(min, rowSizes[j]);
+    }
+    return min;
+  }
+
+  /** The most bytes of rows {@code [from, from + count)}. */
+  int maxRowBytes(int from, int count) {
+    if (!sizedPerRow) {
+      return baseRowBytes;
+    }
+    int max = 0;
+    for (int j = from; j < from + count; j++) {
+      max = Math.max(max, rowSizes[j]);
+    }
+    return max;
+  }
+
+  /**
+   * How many rows from {@code from}, at most {@code count}, fit in {@code bytes}: each its record
+   * (an 8-byte length, then the row) and {@code extraBytesPerRow}.
+   */
+  int rowsWithin(int from, int count, long bytes, long extraBytesPerRow) {
+    long perRow = RowStore.RECORD_HEADER_BYTES + extraBytesPerRow;
+    if (!sizedPerRow) {
+      return (int) Math.max(0, Math.min(count, bytes / (perRow + baseRowBytes)));
+    }
+    long left = bytes;
+    int rows = 0;
+    while (rows < count) {
+      left -= perRow + rowSizes[from + rows];
+      if (left < 0) {
+        break;
+      }
+      rows++;
+    }
+    return rows;
+  }
+
+  /** Reads its rows from {@code batch} until the next call, and measures them. */
   void bind(ColumnarBatch batch) {
     if (batch.numCols() != vectors.length) {
       throw new IllegalArgumentException("a batch of " + batch.numCols() + " columns for rows of "
@@ -60,32 +167,116 @@ final class ColumnarRowWriter {
     for (int i = 0; i < vectors.length; i++) {
       vectors[i] = batch.column(i);
     }
+    numRows = batch.numRows();
+    if (rowAddresses.length < numRows) {
+      rowAddresses = new long[numRows];
+      cursors = new int[numRows];
+      rowSizes = sizedPerRow ? new int[numRows] : rowSizes;
+    }
+    if (sizedPerRow) {
+      measureRows();
+    }
+  }
+
+  /** Each row's size: the base, then a loop per string or binary column adding its values. */
+  private void measureRows() {
+    Arrays.fill(rowSizes, 0, numRows, baseRowBytes);
+    for (int i = 0; i < types.length; i++) {
+      if (!(types[i] instanceof StringType) && !(types[i] instanceof BinaryType)) {
+        continue;
+      }
+      ColumnVector v = vectors[i];
+      boolean string = types[i] instanceof StringType;
+      if (v instanceof WritableColumnVector direct && !direct.hasDictionary()) {
+        // Lengths read without making a UTF8String or copying the bytes.
+        for (int r = 0; r < numRows; r++) {
+          if (!direct.isNullAt(r)) {
+            rowSizes[r] = Math.addExact(rowSizes[r], roundToWord(direct.getArrayLength(r)));
+          }
+        }
+      } else {
+        for (int r = 0; r < numRows; r++) {
+          if (!v.isNullAt(r)) {
+            int size = string ? v.getUTF8String(r).numBytes() : v.getBinary(r).length;
+            rowSizes[r] = Math.addExact(rowSizes[r], roundToWord(size));
+          }
+        }
+      }
+    }
   }
 
   /**
    * Writes rows {@code [from, from + count)} of the bound batch as records (an 8-byte length, then
-   * the row) one after another from {@code address}, {@code 8 + rowBytes()} bytes apart: a loop
-   * per column, so that each reads one vector in order.
+   * the row) one after another from {@code address}: a loop per column, so that each reads one
+   * vector in order. Returns the bytes written.
    */
-  void write(int from, int count, long address) {
-    long stride = RowStore.RECORD_HEADER_BYTES + rowBytes;
-    long rows = address + RowStore.RECORD_HEADER_BYTES;
+  long write(int from, int count, long address) {
+    long end = sizedPerRow ? startRowsOfSizes(from, count, address) : startRows(count, address);
+    long stride = RowStore.RECORD_HEADER_BYTES + baseRowBytes;
+    for (int i = 0; i < kinds.length; i++) {
+      if (kinds[i] == null) {
+        continue;
+      }
+      if (sizedPerRow) {
+        writeColumnAt(i, from, count);
+      } else {
+        // Rows a record apart: addressed by stride, with no array to read.
+        writeColumn(i, from, count, address + RowStore.RECORD_HEADER_BYTES, stride);
+      }
+    }
+    if (anyNotPrimitive) {
+      Arrays.fill(cursors, 0, count, fixedBytes);
+      for (int i = 0; i < kinds.length; i++) {
+        if (kinds[i] == null) {
+          writeNotPrimitive(i, from, count);
+        }
+      }
+    }
+    return end - address;
+  }
+
+  /**
+   * The lengths and zeroed fixed parts (null bits clear, every slot zero: a narrow value leaves
+   * the rest of its slot as is) of {@code count} rows of one size from {@code address}, a record
+   * apart; returns where they end.
+   */
+  private long startRows(int count, long address) {
+    long stride = RowStore.RECORD_HEADER_BYTES + baseRowBytes;
     for (int j = 0; j < count; j++) {
       long at = address + j * stride;
-      Platform.putLong(null, at, rowBytes);
-      // Null bits clear and every slot zero: a narrow value leaves the rest of its slot as is.
-      for (int w = 0; w < rowBytes; w += 8) {
+      Platform.putLong(null, at, baseRowBytes);
+      for (int w = 0; w < fixedBytes; w += 8) {
         Platform.putLong(null, at + RowStore.RECORD_HEADER_BYTES + w, 0L);
       }
     }
-    for (int i = 0; i < kinds.length; i++) {
-      writeColumn(i, from, count, rows, stride);
+    if (anyNotPrimitive) {
+      for (int j = 0; j < count; j++) {
+        rowAddresses[j] = address + RowStore.RECORD_HEADER_BYTES + j * stride;
+      }
     }
+    return address + count * stride;
   }
 
-  private void writeColumn(int i, int from, int count, long rows, long stride) {
+  /** As {@link #startRows}, for rows {@code [from, from + count)} of their measured sizes. */
+  private long startRowsOfSizes(int from, int count, long address) {
+    long at = address;
+    for (int j = 0; j < count; j++) {
+      int size = rowSizes[from + j];
+      Platform.putLong(null, at, size);
+      long row = at + RowStore.RECORD_HEADER_BYTES;
+      for (int w = 0; w < fixedBytes; w += 8) {
+        Platform.putLong(null, row + w, 0L);
+      }
+      rowAddresses[j] = row;
+      at = row + size;
+    }
+    return at;
+  }
+
+  /** A primitive column into rows {@code stride} bytes apart from {@code first}. */
+  private void writeColumn(int i, int from, int count, long first, long stride) {
     ColumnVector v = vectors[i];
-    long slot = rows + bitsetBytes + 8L * i;
+    long slot = first + bitsetBytes + 8L * i;
     // One loop per kind, the kind chosen outside it: each loop reads one vector in order.
     switch (kinds[i]) {
       case LONG -> {
@@ -127,13 +318,10 @@ final class ColumnarRowWriter {
     }
     if (v.hasNull()) {
       // Null fields: the bit set, the slot all zero (whatever the vector holds there).
-      long bitWord = rows + 8L * (i >>> 6);
-      long bit = 1L << (i & 63);
       for (int j = 0; j < count; j++) {
         if (v.isNullAt(from + j)) {
-          long at = j * stride;
-          Platform.putLong(null, bitWord + at, Platform.getLong(null, bitWord + at) | bit);
-          Platform.putLong(null, slot + at, 0L);
+          setNull(first + j * stride, i);
+          Platform.putLong(null, slot + j * stride, 0L);
         }
       }
     }
@@ -146,6 +334,172 @@ final class ColumnarRowWriter {
   ColumnVector keyColumn(int ordinal) {
     ColumnVector v = vectors[ordinal];
     return v == null || v.dataType() instanceof DecimalType ? null : v;
+  }
+
+  /** A primitive column into the rows at {@link #rowAddresses}: as {@link #writeColumn}. */
+  private void writeColumnAt(int i, int from, int count) {
+    ColumnVector v = vectors[i];
+    long[] rows = rowAddresses;
+    long slot = bitsetBytes + 8L * i;
+    switch (kinds[i]) {
+      case LONG -> {
+        for (int j = 0; j < count; j++) {
+          Platform.putLong(null, rows[j] + slot, v.getLong(from + j));
+        }
+      }
+      case DOUBLE -> {
+        for (int j = 0; j < count; j++) {
+          Platform.putDouble(null, rows[j] + slot, canonical(v.getDouble(from + j)));
+        }
+      }
+      case INT -> {
+        for (int j = 0; j < count; j++) {
+          Platform.putInt(null, rows[j] + slot, v.getInt(from + j));
+        }
+      }
+      case FLOAT -> {
+        for (int j = 0; j < count; j++) {
+          Platform.putFloat(null, rows[j] + slot, canonical(v.getFloat(from + j)));
+        }
+      }
+      case SHORT -> {
+        for (int j = 0; j < count; j++) {
+          Platform.putShort(null, rows[j] + slot, v.getShort(from + j));
+        }
+      }
+      case BYTE -> {
+        for (int j = 0; j < count; j++) {
+          Platform.putByte(null, rows[j] + slot, v.getByte(from + j));
+        }
+      }
+      case BOOLEAN -> {
+        for (int j = 0; j < count; j++) {
+          Platform.putBoolean(null, rows[j] + slot, v.getBoolean(from + j));
+        }
+      }
+      default -> throw new IllegalStateException("unknown kind " + kinds[i]);
+    }
+    if (v.hasNull()) {
+      for (int j = 0; j < count; j++) {
+        if (v.isNullAt(from + j)) {
+          setNull(rows[j], i);
+          Platform.putLong(null, rows[j] + slot, 0L);
+        }
+      }
+    }
+  }
+
+  /**
+   * A decimal, string or binary column into the rows at {@link #rowAddresses}; the variable-length
+   * values after those of the columns before it.
+   */
+  private void writeNotPrimitive(int i, int from, int count) {
+    if (types[i] instanceof StringType) {
+      writeStrings(i, from, count);
+    } else if (types[i] instanceof BinaryType) {
+      writeBinaries(i, from, count);
+    } else if (isCompact((DecimalType) types[i])) {
+      writeCompactDecimals(i, (DecimalType) types[i], from, count);
+    } else {
+      writeWideDecimals(i, (DecimalType) types[i], from, count);
+    }
+  }
+
+  /**
+   * Decimals of at most 18 digits: the unscaled long in the slot. One that does not fit its type
+   * is null, as {@code UnsafeRowWriter} has it.
+   */
+  private void writeCompactDecimals(int i, DecimalType type, int from, int count) {
+    ColumnVector v = vectors[i];
+    int precision = type.precision();
+    int scale = type.scale();
+    long slot = bitsetBytes + 8L * i;
+    for (int j = 0; j < count; j++) {
+      int r = from + j;
+      Decimal value = v.isNullAt(r) ? null : v.getDecimal(r, precision, scale);
+      if (value != null && value.changePrecision(precision, scale)) {
+        Platform.putLong(null, rowAddresses[j] + slot, value.toUnscaledLong());
+      } else {
+        setNull(rowAddresses[j], i);
+      }
+    }
+  }
+
+  private void writeStrings(int i, int from, int count) {
+    ColumnVector v = vectors[i];
+    long slot = bitsetBytes + 8L * i;
+    for (int j = 0; j < count; j++) {
+      long row = rowAddresses[j];
+      if (v.isNullAt(from + j)) {
+        setNull(row, i);
+        continue;
+      }
+      UTF8String value = v.getUTF8String(from + j);
+      int size = value.numBytes();
+      int offset = cursors[j];
+      zeroPadding(row + offset, size);
+      value.writeToMemory(null, row + offset);
+      Platform.putLong(null, row + slot, ((long) offset << 32) | size);
+      cursors[j] = offset + roundToWord(size);
+    }
+  }
+
+  private void writeBinaries(int i, int from, int count) {
+    ColumnVector v = vectors[i];
+    long slot = bitsetBytes + 8L * i;
+    for (int j = 0; j < count; j++) {
+      long row = rowAddresses[j];
+      if (v.isNullAt(from + j)) {
+        setNull(row, i);
+        continue;
+      }
+      byte[] value = v.getBinary(from + j);
+      int offset = cursors[j];
+      zeroPadding(row + offset, value.length);
+      Platform.copyMemory(value, Platform.BYTE_ARRAY_OFFSET, null, row + offset, value.length);
+      Platform.putLong(null, row + slot, ((long) offset << 32) | value.length);
+      cursors[j] = offset + roundToWord(value.length);
+    }
+  }
+
+  /**
+   * Decimals of more than 18 digits: the unscaled value's two's-complement bytes, big-endian and
+   * as few as {@code BigInteger.toByteArray} gives, in 16 zeroed bytes.
+   */
+  private void writeWideDecimals(int i, DecimalType type, int from, int count) {
+    ColumnVector v = vectors[i];
+    int precision = type.precision();
+    int scale = type.scale();
+    long slot = bitsetBytes + 8L * i;
+    for (int j = 0; j < count; j++) {
+      int r = from + j;
+      long row = rowAddresses[j];
+      int offset = cursors[j];
+      Platform.putLong(null, row + offset, 0L);
+      Platform.putLong(null, row + offset + 8, 0L);
+      Decimal value = v.isNullAt(r) ? null : v.getDecimal(r, precision, scale);
+      if (value == null || !value.changePrecision(precision, scale)) {
+        setNull(row, i);
+        Platform.putLong(null, row + slot, (long) offset << 32);
+      } else {
+        byte[] bytes = value.toJavaBigDecimal().unscaledValue().toByteArray();
+        Platform.copyMemory(bytes, Platform.BYTE_ARRAY_OFFSET, null, row + offset, bytes.length);
+        Platform.putLong(null, row + slot, ((long) offset << 32) | bytes.length);
+      }
+      cursors[j] = offset + WIDE_DECIMAL_BYTES;
+    }
+  }
+
+  /** Zeroes the word a value of {@code size} bytes at {@code address} ends in, when partial. */
+  private static void zeroPadding(long address, int size) {
+    if ((size & 7) != 0) {
+      Platform.putLong(null, address + (size & ~7), 0L);
+    }
+  }
+
+  private static void setNull(long row, int i) {
+    long word = row + 8L * (i >>> 6);
+    Platform.putLong(null, word, Platform.getLong(null, word) | (1L << (i & 63)));
   }
 
   /** Spark's rows hold one NaN: the canonical one. */

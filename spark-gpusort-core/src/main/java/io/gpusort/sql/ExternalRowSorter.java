@@ -155,7 +155,6 @@ final class ExternalRowSorter implements SortMemory.Spiller {
   private void takeInBatches(Iterator<ColumnarBatch> batches, ColumnarRowWriter writer)
       throws IOException {
     long count = 0;
-    int size = writer.rowBytes();
     while (batches.hasNext()) {
       ColumnarBatch batch = batches.next();
       long batchStart = System.nanoTime();
@@ -164,13 +163,12 @@ final class ExternalRowSorter implements SortMemory.Spiller {
       int n = batch.numRows();
       for (int r = 0; r < n; ) {
         killCheck.run();
-        makeRoom(size);
+        makeRoom(writer.rowBytes(r));
         // As many rows as fit the page and the index, and keep within the limits that end a run.
-        int take = Math.min(n - r, builder.rowsThatFit(size));
+        int take = builder.rowsThatFit(writer, r, n - r);
         take = (int) Math.min(take, plan.forceSpillRows - (builder.numRows() + memoryRunRows));
-        long runRoom = (plan.runBytes - runBytes(builder.numRows()))
-            / (RowStore.recordBytes(size) + 8L * keys.numWords);
-        take = (int) Math.max(1, Math.min(take, runRoom));
+        take = Math.max(1, writer.rowsWithin(r, take,
+            plan.runBytes - runBytes(builder.numRows()), 8L * keys.numWords));
         builder.append(writer, r, take);
         r += take;
         count += take;

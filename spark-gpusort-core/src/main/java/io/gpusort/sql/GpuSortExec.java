@@ -69,8 +69,10 @@ public final class GpuSortExec extends SparkPlan {
   /**
    * The child itself when it can hand out batches (the in-memory cache's scan), or the columnar
    * plan under the row conversion Spark put above it for this node (a file scan's batches turned
-   * into rows, alone in its codegen stage), when the columnar intake can take its batches: a sort within partitions, fixed-width columns,
-   * {@code spark.gpusort.intake.columnar} on. Null otherwise.
+   * into rows, alone in its codegen stage), when the columnar intake can take its batches: a sort
+   * within partitions, columns {@link ColumnarRowWriter} writes (atomic types),
+   * {@code spark.gpusort.intake.columnar} on. Null otherwise. (The in-memory cache hands out
+   * batches of numeric columns only: with a string, binary or decimal column it gives rows.)
    */
   private SparkPlan columnarSource(SortPlan plan) {
     if (!plan.columnarIntake || ColumnarRowWriter.of(child.schema()) == null) {

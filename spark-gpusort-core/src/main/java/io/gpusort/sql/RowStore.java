@@ -108,36 +108,40 @@ final class RowStore {
     } else {
       Platform.copyMemory(base, from, null, at + RECORD_HEADER_BYTES, size);
     }
-    return appended(size, 1);
+    int record = RECORD_HEADER_BYTES + size;
+    return appended(record, record, record);
   }
 
-  /** Records of {@code size}-byte rows that still fit the current page. */
-  long roomFor(int size) {
-    return current == null ? 0 : (currentCapacity - used) / recordBytes(size);
+  /**
+   * How many rows from {@code from} of the batch bound to {@code writer}, at most {@code count},
+   * still fit the current page.
+   */
+  int roomFor(ColumnarRowWriter writer, int from, int count) {
+    return current == null ? 0 : writer.rowsWithin(from, count, currentCapacity - used, 0);
   }
 
   /**
    * Writes rows {@code [from, from + count)} of the batch bound to {@code writer} into the
-   * current page, where they fit ({@link #roomFor}); returns the first one's pointer (the others
-   * follow {@code 8 + writer.rowBytes()} bytes apart).
+   * current page, where they fit ({@link #roomFor}); returns the first one's pointer (each of the
+   * others follows the record before it).
    */
   long append(ColumnarRowWriter writer, int from, int count) {
-    writer.write(from, count, currentAddress + used);
-    return appended(writer.rowBytes(), count);
+    long bytes = writer.write(from, count, currentAddress + used);
+    return appended(bytes, recordBytes(writer.minRowBytes(from, count)),
+        recordBytes(writer.maxRowBytes(from, count)));
   }
 
   /**
-   * Counts {@code count} records of {@code size}-byte rows just written at the current position;
-   * returns the first one's pointer.
+   * Counts {@code bytes} of records, of {@code minRecord} to {@code maxRecord} bytes each, just
+   * written at the current position; returns the first one's pointer.
    */
-  private long appended(int size, int count) {
+  private long appended(long bytes, long minRecord, long maxRecord) {
     long pointer = RowPages.pointer(pages.size() - 1, used);
-    int record = RECORD_HEADER_BYTES + size;
-    used += (long) count * record;
+    used += bytes;
     usedBytes[pages.size() - 1] = used;
-    dataBytes += (long) count * record;
-    minRecordBytes = Math.min(minRecordBytes, record);
-    maxRecordBytes = Math.max(maxRecordBytes, record);
+    dataBytes += bytes;
+    minRecordBytes = (int) Math.min(minRecordBytes, minRecord);
+    maxRecordBytes = (int) Math.max(maxRecordBytes, maxRecord);
     return pointer;
   }
 

@@ -142,11 +142,12 @@ final class RunBuilder implements AutoCloseable {
   }
 
   /**
-   * Rows of {@code size} bytes that fit the run as it is, after {@link #tryMakeRoom}: the room left
-   * in the current page and in the row index.
+   * How many rows from {@code from} of the batch bound to {@code writer}, at most {@code count},
+   * fit the run as it is, after {@link #tryMakeRoom}: the room left in the current page and in the
+   * row index.
    */
-  int rowsThatFit(int size) {
-    return (int) Math.min(capacity - numRows, rows.roomFor(size));
+  int rowsThatFit(ColumnarRowWriter writer, int from, int count) {
+    return rows.roomFor(writer, from, Math.min(count, capacity - numRows));
   }
 
   /**
@@ -154,16 +155,16 @@ final class RunBuilder implements AutoCloseable {
    * {@link #rowsThatFit}): written straight into the run's page, their keys encoded from there.
    */
   void append(ColumnarRowWriter writer, int from, int count) {
-    int size = writer.rowBytes();
-    long first = rows.append(writer, from, count);
-    long stride = RowStore.recordBytes(size);
+    long pointer = rows.append(writer, from, count);
     int keyOrdinal = keys.encoder.columnOrdinal();
     ColumnVector keyColumn = keyOrdinal < 0 ? null : writer.keyColumn(keyOrdinal);
     if (keyColumn != null) {
-      // The key is one column: encoded from its vector in one loop, the pointers a stride apart.
+      // The key is one column: encoded from its vector in one loop; the records lie one after
+      // another in one page, so each pointer is the one before plus its record.
       long at = pointers.address() + 8L * numRows;
       for (int j = 0; j < count; j++) {
-        HostMemory.putLong(at + 8L * j, first + j * stride);
+        HostMemory.putLong(at + 8L * j, pointer);
+        pointer += RowStore.recordBytes(writer.rowBytes(from + j));
       }
       keys.encoder.encodeColumn(keyColumn, from, count, keyWords.address() + 8L * numRows);
       numRows += count;
@@ -171,9 +172,11 @@ final class RunBuilder implements AutoCloseable {
       return;
     }
     for (int j = 0; j < count; j++) {
-      long pointer = first + j * stride;
+      int size = writer.rowBytes(from + j);
       rows.pointTo(written, pointer, size);
       index(pointer, written);
+      // The records lie one after another in one page: the next pointer is an offset further.
+      pointer += RowStore.recordBytes(size);
     }
   }
 

@@ -1,15 +1,16 @@
 package io.gpusort.sql;
 
 import static org.apache.spark.sql.functions.col;
-import static org.apache.spark.sql.functions.expr;
+import static org.apache.spark.sql.functions.spark_partition_id;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpusort.GpuSort;
 import java.nio.file.Path;
-import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.StringJoiner;
 import java.util.function.Function;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
@@ -22,11 +23,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The columnar intake: a sort within partitions above a cached relation or a Parquet scan of
- * fixed-width columns takes the scan's batches and writes the rows itself. Checked against
- * Spark's own sort of the same input, partition by partition, with nulls, NaN, -0.0 and extremes
- * in every column type it takes, and with spills; a schema it does not take (a string column)
- * goes through rows as before.
+ * The columnar intake: a sort within partitions above a cached relation or a Parquet or ORC scan
+ * takes the scan's batches and writes the rows itself. Checked against Spark's own sort of the
+ * same input, partition by partition, with nulls, NaN, -0.0 and extremes in every fixed-width
+ * column type, with strings (empty, multi-byte, longer than 64 bytes, sharing long prefixes),
+ * binaries and decimals compact and wide as keys and as payload, with small pages and spills. The
+ * in-memory cache hands out batches of numeric columns only: cached strings go through rows.
  */
 class ColumnarIntakeTest {
   private static final int ROWS = 30_000;
@@ -79,6 +81,37 @@ class ColumnarIntakeTest {
     return "CASE WHEN " + isNull + " THEN NULL ELSE " + value + " END";
   }
 
+  /**
+   * Strings, binaries and decimals, each null for about one row in 13: a string key (empty,
+   * multi-byte, 128 characters, a 30-character shared prefix, else 10 characters), a 90-character
+   * payload, binaries of 0 to 32 bytes or the key's bytes, decimal(10,2) and decimal(30,5).
+   */
+  private static Dataset<Row> textFrame() {
+    SparkSession spark = SparkTestSession.get();
+    String hex = "sha2(cast(id AS string), 256)";
+    return spark.range(0, ROWS, 1, 3).selectExpr("id", "pmod(id, 7) AS few",
+        nullable(isNull(21), "CASE pmod(id, 37) WHEN 0 THEN '' WHEN 1 THEN repeat('ü', 40) "
+            + "WHEN 2 THEN concat('漢字', cast(pmod(id, 100) AS string)) "
+            + "WHEN 3 THEN sha2(cast(id AS string), 512) "
+            + "WHEN 4 THEN concat(repeat('p', 30), cast(pmod(id, 100) AS string)) "
+            + "ELSE substring(" + hex + ", 1, 10) END") + " AS s_key",
+        nullable(isNull(22), "concat('é', substring(sha2(cast(id AS string), 512), 1, 89))")
+            + " AS payload",
+        nullable(isNull(23), "unhex(substring(" + hex + ", 1, 2 * pmod(id, 33)))") + " AS bin",
+        nullable(isNull(24), "cast(pmod(xxhash64(id, 11L), 19999999999L) - 9999999999L AS "
+            + "decimal(12, 0)) / 100") + " AS d10_raw",
+        nullable(isNull(25), "cast(concat(cast(xxhash64(id, 12L) AS string), "
+            + "cast(pmod(xxhash64(id, 13L), 100000) AS string), '.', "
+            + "lpad(cast(pmod(id, 100000) AS string), 5, '0')) AS decimal(30, 5))") + " AS d30")
+        .selectExpr("*", "cast(d10_raw AS decimal(10, 2)) AS d10").drop("d10_raw")
+        .selectExpr("*", "CASE WHEN pmod(id, 3) = 0 THEN cast(s_key AS binary) ELSE bin END "
+            + "AS bytes").drop("bin");
+  }
+
+  private static String isNull(int seed) {
+    return "pmod(xxhash64(id, " + seed + "L), 13) = 0";
+  }
+
   @Test
   void cachedInputOfEveryFixedWidthType() {
     for (String key : List.of("k_bool", "k_byte", "k_short", "k_int", "k_long", "k_float",
@@ -126,52 +159,94 @@ class ColumnarIntakeTest {
   }
 
   @Test
-  void stringColumnsGoThroughRows() {
-    Dataset<Row> withText = cached.selectExpr("id", "k_long", "cast(id AS string) AS text")
-        .cache();
+  void parquetStringsBinariesAndDecimals(@TempDir Path dir) {
+    String path = dir.resolve("text").toString();
+    textFrame().write().parquet(path);
+    Dataset<Row> parquet = SparkTestSession.get().read().parquet(path);
+    check("parquet s_key", parquet, List.of(col("s_key").asc_nulls_first(), col("id")),
+        Map.of());
+    check("parquet payload desc", parquet, List.of(col("payload").desc(), col("id")), Map.of());
+    check("parquet bytes", parquet, List.of(col("bytes"), col("id")), Map.of());
+    check("parquet d10 desc", parquet, List.of(col("d10").desc_nulls_last(), col("id")),
+        Map.of());
+    check("parquet d30", parquet, List.of(col("d30"), col("few"), col("id")), Map.of());
+    check("parquet few, s_key desc, pages of 1k", parquet,
+        List.of(col("few"), col("s_key").desc(), col("id")),
+        Map.of("spark.gpusort.run.maxBytes", "64k", "spark.gpusort.chunk.maxBytes", "1k"));
+    check("parquet s_key, spilling", parquet, List.of(col("s_key"), col("id")),
+        Map.of("spark.gpusort.spill.rowsThreshold", "997"));
+  }
+
+  @Test
+  void orcStringsBinariesAndDecimals(@TempDir Path dir) {
+    String path = dir.resolve("text").toString();
+    textFrame().write().orc(path);
+    Dataset<Row> orc = SparkTestSession.get().read().orc(path);
+    check("orc d30 desc", orc, List.of(col("d30").desc(), col("id")), Map.of());
+    check("orc s_key, bytes", orc, List.of(col("s_key"), col("bytes"), col("id")), Map.of());
+  }
+
+  @Test
+  void cachedStringsGoThroughRows() {
+    Dataset<Row> cachedText = textFrame().cache();
     try {
-      long before = ExternalRowSorter.columnarRowsTakenIn();
-      Dataset<Row> sorted = withText.transform(GpuSort.withinPartitions(col("k_long")));
-      assertEquals(ROWS, sorted.collectAsList().size());
-      SparkTestSession.get().conf().set("spark.gpusort.intake.columnar", "false");
-      assertEquals(ROWS, cached.transform(GpuSort.withinPartitions(col("k_long")))
-          .collectAsList().size());
-      assertEquals(0, ExternalRowSorter.columnarRowsTakenIn() - before,
-          "rows taken from batches with a string column, or with the intake off");
+      check("cached s_key", cachedText, List.of(col("s_key"), col("id")), Map.of(), false);
+      check("cached, intake off", cached, List.of(col("k_long"), col("id")),
+          Map.of("spark.gpusort.intake.columnar", "false"), false);
     } finally {
-      withText.unpersist();
+      cachedText.unpersist();
     }
+  }
+
+  private static void check(String what, Dataset<Row> input, List<Column> order,
+      Map<String, String> conf) {
+    check(what, input, order, conf, true);
   }
 
   /**
    * GpuSort's sort within partitions of {@code input} under {@code conf} against Spark's: same
-   * rows in the same order in every partition (the id as the last key makes the order total),
-   * every row taken in from batches.
+   * rows in the same order in every partition (the id as the last key makes the order total; each
+   * row carries its partition's id), every row taken in from batches when {@code columnar}, none
+   * otherwise (by the process's count and by the node's {@code columnarRows} metric).
    */
   private static void check(String what, Dataset<Row> input, List<Column> order,
-      Map<String, String> conf) {
+      Map<String, String> conf, boolean columnar) {
     Column[] columns = order.toArray(new Column[0]);
-    List<List<Row>> expected = input.sortWithinPartitions(columns).javaRDD().glom().collect();
+    Column partition = spark_partition_id().as("partition");
+    List<Row> expected = input.sortWithinPartitions(columns).select(col("*"), partition)
+        .collectAsList();
     SparkSession spark = SparkTestSession.get();
     conf.forEach((k, v) -> spark.conf().set(k, v));
     try {
       long before = ExternalRowSorter.columnarRowsTakenIn();
-      Dataset<Row> sorted = input.transform(GpuSort.withinPartitions(columns));
-      List<List<Row>> actual = new ArrayList<>(sorted.javaRDD().glom().collect());
-      assertTrue(ExternalRowSorter.columnarRowsTakenIn() - before >= ROWS,
-          what + ": the rows did not come from the scan's batches");
-      assertEquals(expected.size(), actual.size(), what + ": partitions");
-      for (int p = 0; p < expected.size(); p++) {
-        assertEquals(text(expected.get(p)), text(actual.get(p)), what + ": partition " + p);
+      Dataset<Row> sorted = input.transform(GpuSort.withinPartitions(columns))
+          .select(col("*"), partition);
+      List<Row> actual = sorted.collectAsList();
+      long taken = ExternalRowSorter.columnarRowsTakenIn() - before;
+      long metric = SortResources.metric(sorted, "columnarRows");
+      if (columnar) {
+        assertTrue(taken >= ROWS, what + ": the rows did not come from the scan's batches");
+        assertEquals(ROWS, metric, what + ": columnarRows");
+      } else {
+        assertEquals(0, taken, what + ": rows taken from batches");
+        assertEquals(0, metric, what + ": columnarRows");
       }
+      assertEquals(text(expected), text(actual), what);
     } finally {
       conf.keySet().forEach(k -> spark.conf().unset(k));
     }
   }
 
-  /** Rows as text: NaN and -0.0 print as Spark's rows hold them. */
+  /** Rows as text: NaN and -0.0 print as Spark's rows hold them, binaries by their bytes. */
   private static List<String> text(List<Row> rows) {
-    Function<Row, String> show = Row::toString;
+    Function<Row, String> show = row -> {
+      StringJoiner fields = new StringJoiner(",", "[", "]");
+      for (int i = 0; i < row.length(); i++) {
+        Object value = row.get(i);
+        fields.add(value instanceof byte[] bytes ? Arrays.toString(bytes) : String.valueOf(value));
+      }
+      return fields.toString();
+    };
     return rows.stream().map(show).toList();
   }
 }
