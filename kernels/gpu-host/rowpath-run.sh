@@ -12,8 +12,8 @@
 #   FULL       SortBenchmark, every case, 1e8 cached rows, REPS repetitions (3), new and OLD
 #   VARIANTS   SortBenchmark's within-partition cases on Parquet input (1e8 rows) and with string
 #              keys (2e7 rows), new and OLD
-#   PREFETCH   within-partition cases, 1e8 cached rows, one run per distance the output loads ahead
-#              (-Dgpusort.output.prefetchBytes: 0, 512, 2048)
+#   POOL       within-partition cases, 1e8 cached rows, with the host pool's idle bound at 8g
+#              (the default) and 24g, as runs of their own
 #   COLUMNAR   within-partition cases, columnar intake against rows (intake.columnar=false) as
 #              cases of one run, on cached and Parquet input (1e8 rows); string keys (2e7 rows)
 #   PROFILE_STRING  as PROFILE, string keys (2e7 rows)
@@ -87,10 +87,11 @@ if [ "${PROFILE_STRING:-0}" = 1 ]; then
   bench profile-string "" "$jfr" --rows 20000000 --reps 1 --cases within --key string
   fold_samples /tmp/string.jfr "$out/samples-string.txt"
 fi
-if [ "${PREFETCH:-0}" = 1 ]; then
-  for pf in 0 512 2048; do
-    bench prefetch-$pf "" "-Dgpusort.output.prefetchBytes=$pf" --rows 100000000 \
-      --reps "${REPS:-3}" --cases within
+if [ "${POOL:-0}" = 1 ]; then
+  # The idle bound of the host memory pool as runs of their own (it is process-wide).
+  for pool in 8g 24g; do
+    bench pool-$pool "" "" --rows 100000000 --reps "${REPS:-3}" --cases within \
+      --conf spark.gpusort.memory.poolMaxIdleBytes=$pool
   done
 fi
 if [ "${OVERLAP:-0}" = 1 ]; then

@@ -44,11 +44,13 @@ final class SortMetrics implements Serializable {
   /** Rows put in sorted order on a device, read front to back by the output. */
   final SQLMetric rowsGatheredOnDevice;
   /**
-   * Stage times, summed over tasks. Intake: taking rows in and encoding their keys, with the time
-   * waiting for the input (the child's rows) included, since timing each row would cost more than
-   * the row.
+   * Stage times, summed over tasks. Intake: taking rows in and encoding their keys; for rows, with
+   * the time waiting for the input (the child's rows) included, since timing each row would cost
+   * more than the row; for columnar batches, without it ({@link #inputTime}).
    */
   final SQLMetric intakeTime;
+  /** The child making the columnar batches the intake takes (the scan), outside the node. */
+  final SQLMetric inputTime;
   /** Waiting for a turn on a GPU (its bound on tasks at once, {@code cuda.concurrentTasks}). */
   final SQLMetric gpuWaitTime;
   /** Keys, rows and permutations copied to a device (device clock). */
@@ -82,7 +84,8 @@ final class SortMetrics implements Serializable {
     this.peakMemory = sc == null ? null : SQLMetrics.createSizeMetric(sc, "peak memory", -1);
     this.rowsGatheredOnDevice = metric(sc, "rows put in order on device");
     this.columnarRows = metric(sc, "rows taken in from columnar batches");
-    this.intakeTime = timing(sc, "intake time (input included)");
+    this.intakeTime = timing(sc, "intake time (row input included)");
+    this.inputTime = timing(sc, "columnar input time (the child's)");
     this.gpuWaitTime = timing(sc, "GPU wait time");
     this.toDeviceTime = timing(sc, "transfer to device time");
     this.deviceSortTime = timing(sc, "engine sort time");
@@ -122,6 +125,7 @@ final class SortMetrics implements Serializable {
       map.put("peakMemory", peakMemory);
       map.put("rowsGatheredOnDevice", rowsGatheredOnDevice);
       map.put("columnarRows", columnarRows);
+      map.put("inputTime", inputTime);
       map.put("intakeTime", intakeTime);
       map.put("gpuWaitTime", gpuWaitTime);
       map.put("toDeviceTime", toDeviceTime);

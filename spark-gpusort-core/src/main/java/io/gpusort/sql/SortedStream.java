@@ -25,11 +25,6 @@ final class SortedStream {
   private byte[] scratch = new byte[256];
   /** The stream as it comes back from the device; bytes before {@link #arrived} are in place. */
   private final RowArrival arrival;
-  /** Bytes ahead of the reader loaded early; 0 for none (measured: BENCHMARKS.md). */
-  private static final long PREFETCH_BYTES =
-      Long.getLong("gpusort.output.prefetchBytes", 0) & ~7L;
-  /** Where the loads ahead go, so that they are not dropped as unused. */
-  private long touched;
   private long arrived;
 
   SortedStream(RowStore rows, long totalBytes, RowArrival arrival) {
@@ -46,11 +41,6 @@ final class SortedStream {
     }
     moveToOffset();
     long at = rows.page(page).address() + (offset - pageStart);
-    if (PREFETCH_BYTES > 0 && offset + PREFETCH_BYTES < Math.min(arrived, pageStart + pageCapacity)) {
-      // A load ahead of the reader, independent of this row's: the memory the device just wrote
-      // is not in the cache, and this brings it in while the rows before it are handed on.
-      touched ^= HostMemory.getLong(at + PREFETCH_BYTES);
-    }
     int size = (int) HostMemory.getLong(at);
     long inPage = pageCapacity - (offset - pageStart) - RowStore.RECORD_HEADER_BYTES;
     offset += RowStore.RECORD_HEADER_BYTES + size;

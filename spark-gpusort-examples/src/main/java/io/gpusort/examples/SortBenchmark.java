@@ -97,8 +97,9 @@ public final class SortBenchmark {
   /** The GpuSort node's count of engine calls, shown beside its stage times. */
   private static final String ENGINE_CALLS_METRIC = "engineChunks";
   /** Stages in pipeline order, for the stage table's columns; other stages follow by name. */
-  private static final List<String> KNOWN_STAGE_ORDER = List.of("intakeTime", "gpuWaitTime", "toDeviceTime",
-      "deviceSortTime", "gatherTime", "fromDeviceTime", "outputTime", "sortTime");
+  private static final List<String> KNOWN_STAGE_ORDER = List.of("inputTime", "intakeTime",
+      "gpuWaitTime", "toDeviceTime", "deviceSortTime", "gatherTime", "fromDeviceTime",
+      "outputTime", "sortTime");
   /** Spark's type of a timing metric in milliseconds (all others are taken as nanoseconds). */
   private static final String MILLIS_TIMING_TYPE = "timing";
   private static final int MIN_STAGE_COLUMN_WIDTH = 9;
