@@ -26,6 +26,13 @@ public interface RowArrival extends AutoCloseable {
   void await(long bytes);
 
   /**
+   * Gives back, without waiting, what the engine holds for the stream if every byte of it is
+   * already back; a reader calls it now and then, so that a stream read slowly holds nothing on
+   * the device once it has arrived.
+   */
+  default void poll() {}
+
+  /**
    * Nanoseconds the copies back took on the device's clock, once {@link #close} returned; 0 where
    * not measured.
    */

@@ -142,6 +142,11 @@ final class EngineStage {
     }
 
     @Override
+    public void poll() {
+      arrival.poll();
+    }
+
+    @Override
     public void close() {
       if (!closed) {
         closed = true;

@@ -279,6 +279,8 @@ final class ExternalRowSorter implements SortMemory.Spiller {
   private void sealRun() {
     long start = System.nanoTime();
     SortedRun run = builder.seal(engine, presortedRuns, plan.metrics, killCheck);
+    // Earlier runs' rows are back from the device by now: their device memory goes back.
+    memoryRuns.forEach(SortedRun::pollArrival);
     memoryRuns.add(run);
     memoryRunRows += run.numRows;
     recordSortTime(System.nanoTime() - start);
@@ -463,6 +465,25 @@ final class ExternalRowSorter implements SortMemory.Spiller {
     EngineStats.recordSortNanos(nanos);
   }
 
+  /** Runs every one of {@code closers}; then throws the first failure, the others suppressed. */
+  private static void closeAll(List<Runnable> closers) {
+    RuntimeException failure = null;
+    for (Runnable closer : closers) {
+      try {
+        closer.run();
+      } catch (RuntimeException e) {
+        if (failure == null) {
+          failure = e;
+        } else {
+          failure.addSuppressed(e);
+        }
+      }
+    }
+    if (failure != null) {
+      throw failure;
+    }
+  }
+
   /** Releases all memory and deletes every spill file; idempotent. */
   void close() {
     if (phase == Phase.DONE) {
@@ -470,12 +491,10 @@ final class ExternalRowSorter implements SortMemory.Spiller {
     }
     phase = Phase.DONE;
     try {
-      if (output != null) {
-        output.close();
-      }
-      for (SortedRun run : memoryRuns) {
-        run.close();
-      }
+      // Each in its own try: a run that fails to close (a device error while its rows come back)
+      // must not keep the others' memory.
+      closeAll(output == null ? List.of() : List.of(output::close));
+      closeAll(memoryRuns.stream().<Runnable>map(run -> run::close).toList());
       memoryRuns.clear();
       builder.close();
     } finally {

@@ -113,8 +113,30 @@ final class SortedRun implements AutoCloseable {
       return null;
     }
     if (arrival != null) {
-      // Copies from the device may still be writing the pages.
-      arrival.close();
+      RowArrival arriving = arrival;
+      arrival = null;
+      try {
+        // Copies from the device may still be writing the pages.
+        arriving.close();
+      } catch (RuntimeException e) {
+        // The device failed: the pages are freed all the same, and the failure goes on.
+        freeKeepingPage(-1);
+        throw e;
+      }
+    }
+    return freeKeepingPage(keep);
+  }
+
+  /** Gives back, without waiting, what the device holds for rows that are all back. */
+  void pollArrival() {
+    if (arrival != null) {
+      arrival.poll();
+    }
+  }
+
+  private HostBuffer freeKeepingPage(int keep) {
+    if (rows == null) {
+      return null;
     }
     HostBuffer kept = rows.freeAllBut(keep);
     rows = null;

@@ -91,6 +91,8 @@ final class SortedStream {
     long wanted = Math.min(totalBytes, Math.max(end, pageEnd));
     arrival.await(wanted);
     arrived = wanted;
+    // Once every page is back, the device memory goes back too, however slowly the rest is read.
+    arrival.poll();
   }
 
   /** Copies a row of {@code size} bytes that starts at {@code address}, {@code inPage} bytes of it in this page. */

@@ -191,6 +191,11 @@ public final class CudaEngine implements SortEngine {
       RowArrival arrival;
       try (DeviceRowGather gather = new DeviceRowGather(ws, rows, permutation)) {
         arrival = gather.run(upload);
+      } catch (DeviceMemoryExhaustedException e) {
+        // Taken meanwhile by uploads and streams still coming back, which wait for no slot; the
+        // pages are unchanged (no copy back had started), so this is a decline, not a failure.
+        healthy = true;
+        return null;
       }
       healthy = true;
       return arrival;

@@ -1,16 +1,18 @@
 package io.gpusort.engine.cuda;
 
 import static jcuda.driver.JCudaDriver.cuEventDestroy;
+import static jcuda.driver.JCudaDriver.cuEventQuery;
 import static jcuda.driver.JCudaDriver.cuEventSynchronize;
 
 import io.gpusort.engine.RowArrival;
 import java.util.List;
 import jcuda.driver.CUevent;
+import jcuda.driver.CUresult;
 
 /**
  * A gather's sorted stream coming back page by page: one event per page copy, waited for as the
- * reader reaches the page. Holds the gather's device buffers until the last copy is done, then
- * gives them back to the pool.
+ * reader reaches the page. Holds the gather's output buffer on the device until the last copy is
+ * done, then gives it back to the pool at once (the reader may take much longer to reach the end).
  */
 final class CudaRowArrival implements RowArrival {
   private final CudaDevice device;
@@ -20,9 +22,12 @@ final class CudaRowArrival implements RowArrival {
   private final CUevent[] copied;
   private final StageClock clock;
   private final List<DeviceBuffer> buffers;
+  /** Copies before this one are known to be done. */
+  private int next;
   private long arrived;
   private long fromDeviceNanos;
-  private boolean closed;
+  /** Whether the events, the clock and the device buffers were given back. */
+  private boolean released;
 
   CudaRowArrival(CudaDevice device, long[] ends, CUevent[] copied, StageClock clock,
       List<DeviceBuffer> buffers) {
@@ -38,22 +43,44 @@ final class CudaRowArrival implements RowArrival {
     if (bytes <= arrived) {
       return;
     }
-    if (closed) {
+    if (released) {
       throw new IllegalStateException("the sorted rows were given up");
     }
-    int k = 0;
+    int k = next;
     while (k < ends.length - 1 && ends[k] < bytes) {
       k++;
     }
     if (copied[k] != null) {
       device.makeCurrent();
       int result = cuEventSynchronize(copied[k]);
-      if (result != jcuda.driver.CUresult.CUDA_SUCCESS) {
+      if (result != CUresult.CUDA_SUCCESS) {
         throw new IllegalStateException("the device failed while copying sorted rows back; "
             + "the sort's rows are lost", new CudaException("cuEventSynchronize", result, ""));
       }
     }
     arrived = ends[k];
+    next = k + 1;
+    if (next == ends.length) {
+      release();
+    }
+  }
+
+  /** Gives the device memory back, without waiting, once the last copy is done. */
+  @Override
+  public void poll() {
+    if (released || ends.length == 0) {
+      return;
+    }
+    CUevent last = copied[ends.length - 1];
+    if (last != null) {
+      device.makeCurrent();
+      if (cuEventQuery(last) != CUresult.CUDA_SUCCESS) {
+        return;
+      }
+    }
+    arrived = ends[ends.length - 1];
+    next = ends.length;
+    release();
   }
 
   @Override
@@ -63,16 +90,29 @@ final class CudaRowArrival implements RowArrival {
 
   @Override
   public void close() {
-    if (closed) {
+    if (released) {
       return;
     }
     try {
       await(ends.length == 0 ? 0 : ends[ends.length - 1]);
-      clock.await(3);
-      fromDeviceNanos = clock.nanosBetween(2, 3);
     } finally {
-      closed = true;
+      release();
+    }
+  }
+
+  /** Reads the copies' device time (once they are done) and frees everything; idempotent. */
+  private void release() {
+    if (released) {
+      return;
+    }
+    released = true;
+    try {
       device.makeCurrent();
+      if (next == ends.length) {
+        clock.await(3);
+        fromDeviceNanos = clock.nanosBetween(2, 3);
+      }
+    } finally {
       for (CUevent event : copied) {
         if (event != null) {
           cuEventDestroy(event);

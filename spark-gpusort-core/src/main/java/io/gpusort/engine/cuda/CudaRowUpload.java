@@ -47,11 +47,9 @@ final class CudaRowUpload implements RowUpload {
   private long usedBytes;
   private boolean stopped;
 
+  /** Holds nothing on the device until the first page comes: a small run never sends one. */
   CudaRowUpload(CudaDevice device) {
     this.device = device;
-    device.makeCurrent();
-    Cuda.check(cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING), "cuStreamCreate");
-    streamCreated = true;
   }
 
   @Override
@@ -60,18 +58,23 @@ final class CudaRowUpload implements RowUpload {
       return;
     }
     if (!page.isPinned()) {
-      stop("a page is not page-locked");
+      stopQuietly("a page is not page-locked");
       return;
     }
     try {
       device.makeCurrent();
+      if (!streamCreated) {
+        Cuda.check(cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING),
+            "cuStreamCreate");
+        streamCreated = true;
+      }
       if (!reserve(usedBytes + bytes)) {
         return;
       }
       Cuda.check(cuMemcpyHtoDAsync(buffer.at(usedBytes), new NativePointer(page.address()), bytes,
           stream), "cuMemcpyHtoDAsync", bytes + " bytes of rows");
     } catch (RuntimeException e) {
-      stop(e.toString());
+      stopQuietly(e.toString());
       return;
     }
     if (pages.size() == pageBytes.length) {
@@ -163,6 +166,15 @@ final class CudaRowUpload implements RowUpload {
     return true;
   }
 
+  /** As {@link #stop}, for callers that must not fail: the sort goes on without the upload. */
+  private void stopQuietly(String why) {
+    try {
+      stop(why);
+    } catch (RuntimeException e) {
+      LOG.warn("Stopping a row upload failed", e);
+    }
+  }
+
   private void stop(String why) {
     LOG.debug("Row upload stopped after {} pages: {}", pages.size(), why);
     stopped = true;
@@ -172,6 +184,7 @@ final class CudaRowUpload implements RowUpload {
   /** Waits for the copies and frees the buffer; the pages are forgotten. */
   private void release() {
     if (streamCreated) {
+      device.makeCurrent();
       cuStreamSynchronize(stream);
     }
     if (buffer != null) {
@@ -182,16 +195,19 @@ final class CudaRowUpload implements RowUpload {
     usedBytes = 0;
   }
 
+  /** Never throws: a device that failed here has failed the sort already, or will. */
   @Override
   public void close() {
     stopped = true;
-    if (streamCreated) {
-      device.makeCurrent();
-    }
-    release();
-    if (streamCreated) {
-      cuStreamDestroy(stream);
-      streamCreated = false;
+    try {
+      release();
+    } catch (RuntimeException e) {
+      LOG.warn("Closing a row upload failed", e);
+    } finally {
+      if (streamCreated) {
+        cuStreamDestroy(stream);
+        streamCreated = false;
+      }
     }
   }
 }

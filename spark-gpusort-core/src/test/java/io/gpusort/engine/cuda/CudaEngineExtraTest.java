@@ -56,6 +56,7 @@ class CudaEngineExtraTest {
     int n = 400_000;
     long pageBytes = 1L << 20;
     List<HostBuffer> pages = new ArrayList<>();
+    List<AutoCloseable> held = new ArrayList<>();
     SplittableRandom random = new SplittableRandom(SEED);
     try (CudaEngine engine = CudaEngineTest.openOrSkip(EngineOptions.defaults(EngineChoice.CUDA));
         HostBuffer pointers = HostBuffer.acquireTransferable(8L * n);
@@ -64,6 +65,7 @@ class CudaEngineExtraTest {
       long total = 0;
       long pageUsed = pageBytes;
       RowUpload upload = engine.openRowUpload();
+      held.add(upload);
       for (int r = 0; r < n; r++) {
         int rowBytes = 8 * (1 + random.nextInt(20));
         if (pageUsed + 8 + rowBytes > pageBytes) {
@@ -109,7 +111,15 @@ class CudaEngineExtraTest {
       RowArrival arrival = engine.gatherRows(rows, permutation, upload);
       upload.close();
       assertTrue(arrival != null, "the engine declined the gather");
+      held.add(arrival);
       assertEquals(0, upload.numPages(), "the upload still holds pages after the gather");
+      // Nothing read yet: once the copies are done, polling gives the device memory back.
+      long deadline = System.nanoTime() + 10_000_000_000L;
+      while (engine.deviceBytesInUse() > 0 && System.nanoTime() < deadline) {
+        arrival.poll();
+        Thread.onSpinWait();
+      }
+      assertEquals(0, engine.deviceBytesInUse(), "device memory held after every row was back");
       byte[] actual = new byte[(int) total];
       long done = 0;
       for (int k = 0; k < pages.size() && done < total; k++) {
@@ -125,6 +135,13 @@ class CudaEngineExtraTest {
       assertEquals(-1, mismatch, "sorted stream differs from byte " + mismatch + ", seed " + SEED);
       assertEquals(0, engine.deviceBytesInUse(), "device memory still held");
     } finally {
+      for (AutoCloseable resource : held) {
+        try {
+          resource.close();
+        } catch (Exception e) {
+          // Closing what a failed assertion left open; the assertion's failure is the one to see.
+        }
+      }
       pages.forEach(HostBuffer::close);
     }
   }
