@@ -34,6 +34,11 @@ final class RowKeyEncoder {
    * 0 otherwise.
    */
   private final int soleFixedWidth;
+  /**
+   * Whether the key is one string or binary field read from the row, its prefix whole words
+   * ({@link #soleBytesKey}).
+   */
+  private final boolean soleBytes;
   /** Whether the layout encodes every sort column: none follows its bytes field, if it has one. */
   private final boolean allColumnsEncoded;
   /** Whether every key encoded since the last {@link #resetKeysExact} is exact. */
@@ -61,6 +66,9 @@ final class RowKeyEncoder {
     this.projection = spec.keyProjection == null ? null : UnsafeProjection.create(spec.keyProjection);
     this.soleFixedWidth = numFields == 1 && !nullable[0] && offsets[0] == 0 && projection == null
         && layout.numWords() == 1 ? fixedWidth(kinds[0]) : 0;
+    this.soleBytes = numFields == 1 && kinds[0] == KeyKind.BYTES && offsets[0] == 0
+        && projection == null && (valueBits[0] & 63) == 0
+        && layout.numWords() == valueBits[0] / 64 + (nullable[0] ? 1 : 0);
     this.allColumnsEncoded = numFields == spec.boundOrders.size();
     this.keysExact = allColumnsEncoded;
   }
@@ -108,6 +116,58 @@ final class RowKeyEncoder {
       words[0] = soleFixedKey(row);
       return;
     }
+    if (soleBytes) {
+      soleBytesKey(row, words);
+      return;
+    }
+    encodeGeneral(row, words);
+  }
+
+  /**
+   * The key of a row whose key is one string or binary field, its prefix whole words: each 8
+   * bytes of the prefix is one word, shifted one bit down behind the null flag where the field is
+   * nullable. The words {@link #encodeGeneral} writes, without its loop, switch and bit packing.
+   */
+  private void soleBytesKey(UnsafeRow row, long[] words) {
+    int ordinal = ordinals[0];
+    int chunks = valueBits[0] >>> 6;
+    boolean shifted = nullable[0];
+    long carry = 0;
+    if (shifted) {
+      boolean isNull = row.isNullAt(ordinal);
+      carry = isNull ^ nullsFirst[0] ? 1L << 63 : 0L;
+      if (isNull) {
+        words[0] = carry;
+        java.util.Arrays.fill(words, 1, chunks + 1, 0L);
+        return;
+      }
+    }
+    long offsetAndSize = row.getLong(ordinal);
+    int size = (int) offsetAndSize;
+    long address = row.getBaseOffset() + (offsetAndSize >>> 32);
+    Object base = row.getBaseObject();
+    boolean desc = descending[0];
+    for (int c = 0; c < chunks; c++) {
+      long chunk = readBigEndian(base, address + 8L * c, Math.max(0, Math.min(8, size - 8 * c)));
+      if (desc) {
+        chunk = ~chunk;
+      }
+      if (shifted) {
+        words[c] = carry | (chunk >>> 1);
+        carry = chunk << 63;
+      } else {
+        words[c] = chunk;
+      }
+    }
+    if (shifted) {
+      words[chunks] = carry;
+    }
+    keysExact &= size == 0
+        || (size <= 8 * chunks && Platform.getByte(base, address + size - 1) != 0);
+  }
+
+  /** {@link #encode} by the general loop over the fields, whatever the key (for tests too). */
+  void encodeGeneral(UnsafeRow row, long[] words) {
     java.util.Arrays.fill(words, 0L);
     UnsafeRow source = projection == null ? row : projection.apply(row);
     for (int i = 0; i < numFields; i++) {
