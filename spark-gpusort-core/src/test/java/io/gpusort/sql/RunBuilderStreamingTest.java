@@ -206,7 +206,11 @@ class RunBuilderStreamingTest {
       for (int k = 0; k < rows.numPages(); k++) {
         HostMemory.fill(rows.page(k).address(), rows.page(k).sizeBytes(), (byte) 0x5A);
       }
-      arrival = new LazyArrival(rows, stream);
+      List<HostBuffer> pages = new ArrayList<>();
+      for (int k = 0; k < rows.numPages(); k++) {
+        pages.add(rows.page(k));
+      }
+      arrival = new LazyArrival(pages, stream);
       return arrival;
     }
   }
@@ -231,49 +235,6 @@ class RunBuilderStreamingTest {
 
     @Override
     public void close() {
-      closed = true;
-    }
-  }
-
-  /** Writes the stream over the pages only as far as it was awaited. */
-  private static final class LazyArrival implements RowArrival {
-    private final RowPages rows;
-    private final byte[] stream;
-    long arrived;
-    int polls;
-    boolean closed;
-
-    LazyArrival(RowPages rows, byte[] stream) {
-      this.rows = rows;
-      this.stream = stream;
-    }
-
-    @Override
-    public void await(long bytes) {
-      assertFalse(closed, "read after the arrival was closed");
-      long end = Math.min(bytes, stream.length);
-      long pageStart = 0;
-      for (int k = 0; k < rows.numPages() && pageStart < end; k++) {
-        long capacity = RowPages.capacityBytes(rows.page(k));
-        long from = Math.max(arrived, pageStart);
-        long to = Math.min(end, pageStart + capacity);
-        if (from < to) {
-          HostMemory.copy(stream, HostMemory.BYTE_ARRAY_OFFSET + from, null,
-              rows.page(k).address() + (from - pageStart), to - from);
-        }
-        pageStart += capacity;
-      }
-      arrived = Math.max(arrived, end);
-    }
-
-    @Override
-    public void poll() {
-      polls++;
-    }
-
-    @Override
-    public void close() {
-      await(stream.length);
       closed = true;
     }
   }

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.gpusort.engine.RowArrival;
 import io.gpusort.engine.RowPages;
 import io.gpusort.memory.HostBuffer;
 import io.gpusort.memory.HostMemory;
@@ -91,7 +90,11 @@ class SortedStreamTest {
     for (int k = 0; k < rows.numPages(); k++) {
       HostMemory.fill(rows.page(k).address(), rows.page(k).sizeBytes(), (byte) 0x5A);
     }
-    LazyArrival arrival = new LazyArrival(rows, stream);
+    List<HostBuffer> pages = new ArrayList<>();
+    for (int k = 0; k < rows.numPages(); k++) {
+      pages.add(rows.page(k));
+    }
+    LazyArrival arrival = new LazyArrival(pages, stream);
     SortedStream sorted = new SortedStream(rows, total, arrival);
     UnsafeRow row = new UnsafeRow(1);
     long offset = 0;
@@ -104,8 +107,8 @@ class SortedStreamTest {
     }
     assertFalse(sorted.next(row));
     assertEquals(total, arrival.arrived);
-    assertTrue(arrival.calls < rows.numPages() + n / 10,
-        arrival.calls + " waits for " + rows.numPages() + " pages: not a page at a time");
+    assertTrue(arrival.awaits < rows.numPages() + n / 10,
+        arrival.awaits + " waits for " + rows.numPages() + " pages: not a page at a time");
     rows.freeAllBut(-1);
   }
 
@@ -122,39 +125,5 @@ class SortedStreamTest {
       pointers[i] = rows.append(row);
     }
     return pointers;
-  }
-
-  /** Writes the stream over the pages only as far as it was awaited. */
-  private static final class LazyArrival implements RowArrival {
-    private final RowStore rows;
-    private final byte[] stream;
-    long arrived;
-    int calls;
-
-    LazyArrival(RowStore rows, byte[] stream) {
-      this.rows = rows;
-      this.stream = stream;
-    }
-
-    @Override
-    public void await(long bytes) {
-      calls++;
-      long end = Math.min(bytes, stream.length);
-      long pageStart = 0;
-      for (int k = 0; k < rows.numPages() && pageStart < end; k++) {
-        long capacity = RowPages.capacityBytes(rows.page(k));
-        long from = Math.max(arrived, pageStart);
-        long to = Math.min(end, pageStart + capacity);
-        if (from < to) {
-          HostMemory.copy(stream, HostMemory.BYTE_ARRAY_OFFSET + from, null,
-              rows.page(k).address() + (from - pageStart), to - from);
-        }
-        pageStart += capacity;
-      }
-      arrived = Math.max(arrived, end);
-    }
-
-    @Override
-    public void close() {}
   }
 }
