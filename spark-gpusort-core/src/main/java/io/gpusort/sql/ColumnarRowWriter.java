@@ -329,11 +329,11 @@ final class ColumnarRowWriter {
 
   /**
    * The bound batch's column {@code ordinal} where a key can be encoded from its values as read
-   * ({@link RowKeyEncoder#encodeColumn}): not a decimal, which a vector may hold in another width.
+   * ({@link RowKeyEncoder#encodeColumn}): a primitive column, not a decimal, which a vector may
+   * hold in another width.
    */
   ColumnVector keyColumn(int ordinal) {
-    ColumnVector v = vectors[ordinal];
-    return v == null || v.dataType() instanceof DecimalType ? null : v;
+    return kinds[ordinal] == null ? null : vectors[ordinal];
   }
 
   /** A primitive column into the rows at {@link #rowAddresses}: as {@link #writeColumn}. */

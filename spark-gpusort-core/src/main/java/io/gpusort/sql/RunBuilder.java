@@ -122,8 +122,7 @@ final class RunBuilder implements AutoCloseable {
     uploadOpened = true;
     upload = uploads == null ? null : uploads.get();
     if (upload != null) {
-      RowUpload sending = upload;
-      rows.onPageFull(sending::add);
+      rows.onPageFull(upload::add);
     }
   }
 

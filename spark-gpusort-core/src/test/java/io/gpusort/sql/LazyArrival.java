@@ -6,7 +6,9 @@ import io.gpusort.engine.RowArrival;
 import io.gpusort.engine.RowPages;
 import io.gpusort.memory.HostBuffer;
 import io.gpusort.memory.HostMemory;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.function.IntFunction;
 
 /**
  * A sorted stream "coming back from the device" for tests: written over the pages only as far as
@@ -23,6 +25,32 @@ final class LazyArrival implements RowArrival {
   LazyArrival(List<HostBuffer> pages, byte[] stream) {
     this.pages = pages;
     this.stream = stream;
+  }
+
+  /**
+   * The sorted stream of the records at {@code records} (addresses, in sorted order) over
+   * {@code numPages} pages, which are filled with garbage first: the copies back have not begun.
+   */
+  static LazyArrival sortedOver(IntFunction<HostBuffer> page, int numPages, long[] records,
+      long totalBytes) {
+    byte[] stream = new byte[(int) totalBytes];
+    long at = 0;
+    for (long record : records) {
+      long size = RowPages.RECORD_HEADER_BYTES + HostMemory.getLong(record);
+      HostMemory.copy(null, record, stream, HostMemory.BYTE_ARRAY_OFFSET + at, size);
+      at += size;
+    }
+    List<HostBuffer> pages = new ArrayList<>();
+    for (int k = 0; k < numPages; k++) {
+      pages.add(page.apply(k));
+      HostMemory.fill(pages.get(k).address(), pages.get(k).sizeBytes(), (byte) 0x5A);
+    }
+    return new LazyArrival(pages, stream);
+  }
+
+  /** The stream's bytes. */
+  byte[] stream() {
+    return stream;
   }
 
   @Override

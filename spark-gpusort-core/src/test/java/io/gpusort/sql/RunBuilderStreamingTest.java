@@ -194,23 +194,11 @@ class RunBuilderStreamingTest {
       if (decline) {
         return null;
       }
-      byte[] stream = new byte[(int) rows.recordBytes()];
-      long at = 0;
-      for (int i = 0; i < rows.numRows(); i++) {
-        long record = rows.recordAddress(HostMemory.getInt(permutation.address() + 4L * i));
-        long size = RowPages.RECORD_HEADER_BYTES + HostMemory.getLong(record);
-        HostMemory.copy(null, record, stream, HostMemory.BYTE_ARRAY_OFFSET + at, size);
-        at += size;
+      long[] records = new long[rows.numRows()];
+      for (int i = 0; i < records.length; i++) {
+        records[i] = rows.recordAddress(HostMemory.getInt(permutation.address() + 4L * i));
       }
-      // The "copies back" have not happened yet: what the reader reads early is garbage.
-      for (int k = 0; k < rows.numPages(); k++) {
-        HostMemory.fill(rows.page(k).address(), rows.page(k).sizeBytes(), (byte) 0x5A);
-      }
-      List<HostBuffer> pages = new ArrayList<>();
-      for (int k = 0; k < rows.numPages(); k++) {
-        pages.add(rows.page(k));
-      }
-      arrival = new LazyArrival(pages, stream);
+      arrival = LazyArrival.sortedOver(rows::page, rows.numPages(), records, rows.recordBytes());
       return arrival;
     }
   }

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpusort.engine.RowPages;
 import io.gpusort.memory.HostBuffer;
-import io.gpusort.memory.HostMemory;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -79,22 +78,12 @@ class SortedStreamTest {
       order[j] = i;
     }
     long total = rows.dataBytes();
-    byte[] stream = new byte[(int) total];
-    long at = 0;
+    long[] records = new long[n];
     for (int i = 0; i < n; i++) {
-      long record = rows.address(pointers[order[i]]) - RowStore.RECORD_HEADER_BYTES;
-      long size = RowStore.RECORD_HEADER_BYTES + HostMemory.getLong(record);
-      HostMemory.copy(null, record, stream, HostMemory.BYTE_ARRAY_OFFSET + at, size);
-      at += size;
+      records[i] = rows.address(pointers[order[i]]) - RowStore.RECORD_HEADER_BYTES;
     }
-    for (int k = 0; k < rows.numPages(); k++) {
-      HostMemory.fill(rows.page(k).address(), rows.page(k).sizeBytes(), (byte) 0x5A);
-    }
-    List<HostBuffer> pages = new ArrayList<>();
-    for (int k = 0; k < rows.numPages(); k++) {
-      pages.add(rows.page(k));
-    }
-    LazyArrival arrival = new LazyArrival(pages, stream);
+    LazyArrival arrival = LazyArrival.sortedOver(rows::page, rows.numPages(), records, total);
+    byte[] stream = arrival.stream();
     SortedStream sorted = new SortedStream(rows, total, arrival);
     UnsafeRow row = new UnsafeRow(1);
     long offset = 0;
