@@ -20,6 +20,9 @@
 #   OVERLAP    within-partition cases, 1e8 cached rows: pages sent while rows arrive and output
 #              while rows come back (the defaults) against either or both off, as cases of one run;
 #              then string keys (2e7 rows) the same way
+#   MEMORY     the memory, spill and cancellation suites as the build runs them (surefire's default,
+#              spilling and small-heap executions) with engine auto, which is cuda there: each
+#              log's first line names the engine its session resolved
 #   FINAL      page sizes (chunk.maxBytes 8m, 32m, 128m) as cases of one run; 8 and 16 GPU tasks
 #              at once against the default 2, on cached, Parquet and string-key input; the tests
 #              of the shared engine's gather, a sort-merge join's sorts and fixed-width rows
@@ -58,6 +61,28 @@ if [ "${GPU_TESTS:-0}" = 1 ]; then
   echo "gpu tests exit $?"
   grep -E "tests (successful|failed|aborted|skipped)|CudaRowPathTest .*match" "$out/gpu-tests.txt"
   grep -E "✘|=> |Exception" "$out/gpu-tests.txt" | head -20
+fi
+if [ "${MEMORY:-0}" = 1 ]; then
+  # $1: label; $2: JVM options; rest: the launcher's selections.
+  suite() {
+    local label=$1 jvm=$2
+    shift 2
+    bash "$host_sh" run -- java $jvm -Dgpusort.memory.trackLeaks=true \
+      org.junit.platform.console.ConsoleLauncher execute --disable-banner --disable-ansi-colors \
+      "$@" --details tree > "$out/memory-$label.txt" 2>&1
+    echo "memory suite $label exit $?"
+    grep -E "spark-gpusort tests: engine|SpillTest: .*engine|tests (successful|failed|aborted)" \
+      "$out/memory-$label.txt"
+    grep -E "✘" "$out/memory-$label.txt" | head -10
+  }
+  suite default "-Xmx8g" --select-class io.gpusort.sql.CancellationTest \
+    --select-class io.gpusort.sql.SpillTest --select-class io.gpusort.sql.GpuSortOracleTest \
+    --select-class io.gpusort.sql.SqlExtensionTest --exclude-tag small-heap
+  suite spilling "-Xmx8g -Dgpusort.test.spill=true" --select-class io.gpusort.sql.SpillTest \
+    --select-class io.gpusort.sql.GpuSortOracleTest --select-class io.gpusort.sql.SqlExtensionTest \
+    --exclude-tag small-heap
+  suite small-heap "-Xmx512m" --select-class io.gpusort.sql.LargePartitionSpillTest \
+    --select-class io.gpusort.sql.OffHeapSpillTest --include-tag small-heap
 fi
 # Folds the task threads' execution samples of a recording into "count frame;frame;..." lines,
 # leaf first, 24 frames deep, methods without arguments: small enough to bring back.

@@ -68,8 +68,9 @@ class LargePartitionSpillTest {
       expectedKeySum += (id * 2654435761L) % 1000000007L;
       expectedDigitSum += id % 10;
     }
-    System.out.printf("%s: %,d rows of about %,d bytes in one partition, max heap %,d MiB%n",
-        getClass().getSimpleName(), rows, PAD_CHARS + 24, Runtime.getRuntime().maxMemory() >> 20);
+    System.out.printf("%s: %,d rows of about %,d bytes in one partition, max heap %,d MiB, "
+        + "engine %s%n", getClass().getSimpleName(), rows, PAD_CHARS + 24,
+        Runtime.getRuntime().maxMemory() >> 20, io.gpusort.GpuSort.engineName(spark));
   }
 
   @AfterAll

@@ -101,6 +101,9 @@ public final class SparkTestSession {
         .config("spark.unsafe.exceptionOnMemoryLeak", "true")
         .getOrCreate();
     spark.sparkContext().setLogLevel("WARN");
+    // Which engine "auto" resolved to: the GPU host's logs show the suites ran on its device.
+    System.out.println("spark-gpusort tests: engine " + io.gpusort.GpuSort.engineName(spark)
+        + (SPILLING ? ", spilling" : ""));
     return spark;
   }
 }
