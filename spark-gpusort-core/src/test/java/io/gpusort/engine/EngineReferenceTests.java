@@ -172,73 +172,20 @@ public abstract class EngineReferenceTests {
     SplittableRandom random = new SplittableRandom(mix(BASE_SEED ^ numRows ^ (long) pageBytes << 20));
     String context = "engine=" + engine.name() + " n=" + numRows + " rows " + minRowBytes + ".."
         + maxRowBytes + " pages " + pageBytes + (streaming ? " streaming" : "") + seedText();
-    List<HostBuffer> pages = new java.util.ArrayList<>();
-    List<Long> used = new java.util.ArrayList<>();
-    long total = 0;
-    try (HostBuffer pointers = allocateHostBuffer(8L * Math.max(1, numRows));
-        HostBuffer permutation = allocateHostBuffer(4L * Math.max(1, numRows))) {
-      int fixed = minRowBytes == maxRowBytes ? 8 + minRowBytes : 0;
-      long pageUsed = pageBytes;
-      for (int r = 0; r < numRows; r++) {
-        int rowBytes = 8 * (minRowBytes / 8 + random.nextInt((maxRowBytes - minRowBytes) / 8 + 1));
-        if (pageUsed + 8 + rowBytes > pageBytes) {
-          pages.add(allocateHostBuffer(pageBytes));
-          used.add(0L);
-          pageUsed = 0;
-        }
-        int page = pages.size() - 1;
-        long at = pages.get(page).address() + pageUsed;
-        HostMemory.putLong(at, rowBytes);
-        for (int k = 0; k < rowBytes; k += 8) {
-          HostMemory.putLong(at + 8 + k, random.nextLong());
-        }
-        HostMemory.putLong(pointers.address() + 8L * r, RowPages.pointer(page, pageUsed));
-        pageUsed += 8 + rowBytes;
-        used.set(page, pageUsed);
-        total += 8 + rowBytes;
-      }
-      int[] perm = new int[numRows];
-      for (int i = 0; i < numRows; i++) {
-        int j = random.nextInt(i + 1);
-        perm[i] = perm[j];
-        perm[j] = i;
-      }
-      HostMemory.copyFromArray(perm, 0, permutation.address(), numRows);
-      long[] usedBytes = used.stream().mapToLong(Long::longValue).toArray();
-      RowPages rows = new RowPages(pages, usedBytes, pointers, numRows, total, fixed);
-      byte[] expected = new byte[(int) total];
-      long at = 0;
-      for (int i = 0; i < numRows; i++) {
-        long record = rows.recordAddress(perm[i]);
-        long size = 8 + HostMemory.getLong(record);
-        HostMemory.copy(null, record, expected, HostMemory.BYTE_ARRAY_OFFSET + at, size);
-        at += size;
-      }
+    try (RandomRecords records = new RandomRecords(this::allocateHostBuffer)) {
+      RowPages rows = records.write(random, numRows, minRowBytes, maxRowBytes, pageBytes, null);
+      HostBuffer permutation = records.shuffle(random);
+      byte[] expected = records.expectedStream();
       RowArrival arrival = streaming ? gatherStreaming(rows, permutation) : null;
       if (streaming ? arrival == null : !engine.gatherRows(rows, permutation)) {
-        fail("the engine declined to gather " + total + " bytes; " + context);
+        fail("the engine declined to gather " + rows.recordBytes() + " bytes; " + context);
       }
-      byte[] actual = new byte[(int) total];
-      long done = 0;
-      try {
-        for (int k = 0; k < pages.size() && done < total; k++) {
-          long length = Math.min(RowPages.capacityBytes(pages.get(k)), total - done);
-          if (arrival != null) {
-            arrival.await(done + length);
-          }
-          HostMemory.copy(null, pages.get(k).address(), actual,
-              HostMemory.BYTE_ARRAY_OFFSET + done, length);
-          done += length;
-        }
-      } finally {
-        if (arrival != null) {
-          arrival.close();
-        }
+      byte[] actual;
+      try (arrival) {
+        actual = records.readStream(arrival);
       }
       int mismatch = Arrays.mismatch(expected, actual);
       assertEquals(-1, mismatch, "sorted stream differs from byte " + mismatch + "; " + context);
-    } finally {
-      pages.forEach(HostBuffer::close);
     }
   }
 

@@ -113,13 +113,10 @@ final class DeviceRowGather implements AutoCloseable {
 
   /** Uploads each page's records back to back; returns where each page starts on the device. */
   private long[] uploadPages(DeviceBuffer in) {
-    long[] base = new long[rows.numPages()];
-    long at = 0;
+    long[] base = packedPageBases();
     for (int k = 0; k < rows.numPages(); k++) {
-      base[k] = at;
       HostBuffer page = rows.page(k);
-      Transfers.upload(ws, page.address(), page.isPinned(), in.at(at), rows.usedBytes(k));
-      at += rows.usedBytes(k);
+      Transfers.upload(ws, page.address(), page.isPinned(), in.at(base[k]), rows.usedBytes(k));
     }
     return base;
   }

@@ -12,6 +12,7 @@ import io.gpusort.config.GpuSortConf.EngineChoice;
 import io.gpusort.engine.EngineOptions;
 import io.gpusort.engine.Engines;
 import io.gpusort.engine.KeyBatch;
+import io.gpusort.engine.RandomRecords;
 import io.gpusort.engine.RowArrival;
 import io.gpusort.engine.RowPages;
 import io.gpusort.engine.RowUpload;
@@ -54,95 +55,35 @@ class CudaEngineExtraTest {
   @org.junit.jupiter.api.Test
   void pagesSentAheadAreGatheredAndStreamBack() {
     int n = 400_000;
-    long pageBytes = 1L << 20;
-    List<HostBuffer> pages = new ArrayList<>();
-    List<AutoCloseable> held = new ArrayList<>();
     SplittableRandom random = new SplittableRandom(SEED);
     try (CudaEngine engine = CudaEngineTest.openOrSkip(EngineOptions.defaults(EngineChoice.CUDA));
-        HostBuffer pointers = HostBuffer.acquireTransferable(8L * n);
-        HostBuffer permutation = HostBuffer.acquireTransferable(4L * n)) {
-      List<Long> used = new ArrayList<>();
-      long total = 0;
-      long pageUsed = pageBytes;
-      RowUpload upload = engine.openRowUpload();
-      held.add(upload);
-      for (int r = 0; r < n; r++) {
-        int rowBytes = 8 * (1 + random.nextInt(20));
-        if (pageUsed + 8 + rowBytes > pageBytes) {
-          if (!pages.isEmpty()) {
-            // The page is full: send it, as the row store's listener does.
-            upload.add(pages.get(pages.size() - 1), pageUsed);
-          }
-          pages.add(HostBuffer.acquireTransferable(pageBytes));
-          used.add(0L);
-          pageUsed = 0;
+        RandomRecords records = new RandomRecords(HostBuffer::acquireTransferable);
+        RowUpload upload = engine.openRowUpload()) {
+      // Each page is sent as soon as it is full, as the row store's listener does.
+      RowPages rows = records.write(random, n, 8, 160, 1L << 20, upload::add);
+      assertTrue(rows.page(0).isPinned(), "pages are not page-locked");
+      assertEquals(rows.numPages() - 1, upload.numPages(), "pages sent ahead");
+      HostBuffer permutation = records.shuffle(random);
+      byte[] expected = records.expectedStream();
+      try (RowArrival arrival = engine.gatherRows(rows, permutation, upload)) {
+        upload.close();
+        assertTrue(arrival != null, "the engine declined the gather");
+        assertEquals(0, upload.numPages(), "the upload still holds pages after the gather");
+        // Nothing read yet: once the copies are done, polling gives the device memory back.
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (engine.deviceBytesInUse() > 0 && System.nanoTime() < deadline) {
+          arrival.poll();
+          Thread.onSpinWait();
         }
-        int page = pages.size() - 1;
-        long at = pages.get(page).address() + pageUsed;
-        HostMemory.putLong(at, rowBytes);
-        for (int k = 0; k < rowBytes; k += 8) {
-          HostMemory.putLong(at + 8 + k, random.nextLong());
-        }
-        HostMemory.putLong(pointers.address() + 8L * r, RowPages.pointer(page, pageUsed));
-        pageUsed += 8 + rowBytes;
-        used.set(page, pageUsed);
-        total += 8 + rowBytes;
+        assertEquals(0, engine.deviceBytesInUse(), "device memory held after every row was back");
+        byte[] actual = records.readStream(arrival);
+        arrival.close();
+        assertTrue(arrival.fromDeviceNanos() > 0, "the copies back were not timed");
+        int mismatch = java.util.Arrays.mismatch(expected, actual);
+        assertEquals(-1, mismatch,
+            "sorted stream differs from byte " + mismatch + ", seed " + SEED);
+        assertEquals(0, engine.deviceBytesInUse(), "device memory still held");
       }
-      assertTrue(pages.get(0).isPinned(), "pages are not page-locked");
-      assertEquals(pages.size() - 1, upload.numPages(), "pages sent ahead");
-      int[] perm = IntStream.range(0, n).toArray();
-      for (int i = n - 1; i > 0; i--) {
-        int j = random.nextInt(i + 1);
-        int t = perm[i];
-        perm[i] = perm[j];
-        perm[j] = t;
-      }
-      HostMemory.copyFromArray(perm, 0, permutation.address(), n);
-      RowPages rows = new RowPages(pages, used.stream().mapToLong(Long::longValue).toArray(),
-          pointers, n, total, 0);
-      byte[] expected = new byte[(int) total];
-      long at = 0;
-      for (int i = 0; i < n; i++) {
-        long record = rows.recordAddress(perm[i]);
-        long size = 8 + HostMemory.getLong(record);
-        HostMemory.copy(null, record, expected, HostMemory.BYTE_ARRAY_OFFSET + at, size);
-        at += size;
-      }
-      RowArrival arrival = engine.gatherRows(rows, permutation, upload);
-      upload.close();
-      assertTrue(arrival != null, "the engine declined the gather");
-      held.add(arrival);
-      assertEquals(0, upload.numPages(), "the upload still holds pages after the gather");
-      // Nothing read yet: once the copies are done, polling gives the device memory back.
-      long deadline = System.nanoTime() + 10_000_000_000L;
-      while (engine.deviceBytesInUse() > 0 && System.nanoTime() < deadline) {
-        arrival.poll();
-        Thread.onSpinWait();
-      }
-      assertEquals(0, engine.deviceBytesInUse(), "device memory held after every row was back");
-      byte[] actual = new byte[(int) total];
-      long done = 0;
-      for (int k = 0; k < pages.size() && done < total; k++) {
-        long length = Math.min(RowPages.capacityBytes(pages.get(k)), total - done);
-        arrival.await(done + length);
-        HostMemory.copy(null, pages.get(k).address(), actual, HostMemory.BYTE_ARRAY_OFFSET + done,
-            length);
-        done += length;
-      }
-      arrival.close();
-      assertTrue(arrival.fromDeviceNanos() > 0, "the copies back were not timed");
-      int mismatch = java.util.Arrays.mismatch(expected, actual);
-      assertEquals(-1, mismatch, "sorted stream differs from byte " + mismatch + ", seed " + SEED);
-      assertEquals(0, engine.deviceBytesInUse(), "device memory still held");
-    } finally {
-      for (AutoCloseable resource : held) {
-        try {
-          resource.close();
-        } catch (Exception e) {
-          // Closing what a failed assertion left open; the assertion's failure is the one to see.
-        }
-      }
-      pages.forEach(HostBuffer::close);
     }
   }
 
