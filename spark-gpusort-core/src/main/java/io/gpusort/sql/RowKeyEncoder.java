@@ -114,21 +114,41 @@ final class RowKeyEncoder {
   void encode(UnsafeRow row, long[] words) {
     if (soleFixedWidth != 0) {
       words[0] = soleFixedKey(row);
-      return;
+    } else if (soleBytes) {
+      soleBytesKey(row, words, Platform.LONG_ARRAY_OFFSET, 8);
+    } else {
+      encodeGeneral(row, words);
     }
-    if (soleBytes) {
-      soleBytesKey(row, words);
-      return;
+  }
+
+  /**
+   * Writes the key of {@code row} into native memory, word {@code w} at {@code address + w *
+   * strideBytes} (a row of a column-major key batch); the general loop goes through {@code
+   * scratch} (length {@code layout.numWords()}), the fast paths write in place.
+   */
+  void encodeTo(UnsafeRow row, long address, long strideBytes, long[] scratch) {
+    if (soleFixedWidth != 0) {
+      HostMemory.putLong(address, soleFixedKey(row));
+    } else if (soleBytes) {
+      soleBytesKey(row, null, address, strideBytes);
+    } else {
+      encodeGeneral(row, scratch);
+      for (int w = 0; w < scratch.length; w++) {
+        HostMemory.putLong(address + w * strideBytes, scratch[w]);
+      }
     }
-    encodeGeneral(row, words);
   }
 
   /**
    * The key of a row whose key is one string or binary field, its prefix whole words: each 8
    * bytes of the prefix is one word, shifted one bit down behind the null flag where the field is
-   * nullable. The words {@link #encodeGeneral} writes, without its loop, switch and bit packing.
+   * nullable. The words {@link #encodeGeneral} writes, without its loop, switch and bit packing,
+   * written at {@code offset + w * stride} of {@code target} (an array, or null for an address).
+   *
+   * <p>A value's bytes lie in whole words of the row, so a word holding its last bytes is read
+   * whole and the bytes after the value masked off.
    */
-  private void soleBytesKey(UnsafeRow row, long[] words) {
+  private void soleBytesKey(UnsafeRow row, Object target, long offset, long stride) {
     int ordinal = ordinals[0];
     int chunks = valueBits[0] >>> 6;
     boolean shifted = nullable[0];
@@ -137,8 +157,10 @@ final class RowKeyEncoder {
       boolean isNull = row.isNullAt(ordinal);
       carry = isNull ^ nullsFirst[0] ? 1L << 63 : 0L;
       if (isNull) {
-        words[0] = carry;
-        java.util.Arrays.fill(words, 1, chunks + 1, 0L);
+        Platform.putLong(target, offset, carry);
+        for (int c = 1; c <= chunks; c++) {
+          Platform.putLong(target, offset + c * stride, 0L);
+        }
         return;
       }
     }
@@ -148,19 +170,20 @@ final class RowKeyEncoder {
     Object base = row.getBaseObject();
     boolean desc = descending[0];
     for (int c = 0; c < chunks; c++) {
-      long chunk = readBigEndian(base, address + 8L * c, Math.max(0, Math.min(8, size - 8 * c)));
+      int available = size - 8 * c;
+      long chunk = available <= 0 ? 0L : readWordOfValue(base, address + 8L * c, available);
       if (desc) {
         chunk = ~chunk;
       }
       if (shifted) {
-        words[c] = carry | (chunk >>> 1);
+        Platform.putLong(target, offset + c * stride, carry | (chunk >>> 1));
         carry = chunk << 63;
       } else {
-        words[c] = chunk;
+        Platform.putLong(target, offset + c * stride, chunk);
       }
     }
     if (shifted) {
-      words[chunks] = carry;
+      Platform.putLong(target, offset + chunks * stride, carry);
     }
     keysExact &= size == 0
         || (size <= 8 * chunks && Platform.getByte(base, address + size - 1) != 0);
@@ -320,6 +343,17 @@ final class RowKeyEncoder {
       putFixed(words, pos + 8 * start, width, chunk >>> (64 - width), desc);
     }
     return size == 0 || (size <= prefixBytes && Platform.getByte(base, address + size - 1) != 0);
+  }
+
+  /**
+   * The word at {@code address} of a value with {@code available} (at least 1) of its bytes from
+   * there, big-endian, the bytes past the value zero. The value lies in whole words of its row
+   * ({@link UnsafeRow} pads each variable-length value to a word), so the whole word is readable.
+   */
+  private static long readWordOfValue(Object base, long address, int available) {
+    long raw = Platform.getLong(base, address);
+    long word = LITTLE_ENDIAN ? Long.reverseBytes(raw) : raw;
+    return available >= 8 ? word : word & (-1L << (64 - 8 * available));
   }
 
   /** Up to 8 bytes at {@code address} as the top bytes of a big-endian long, zero-padded. */

@@ -182,11 +182,7 @@ final class RunBuilder implements AutoCloseable {
   /** Records the row at {@code pointer} in the index and its key in the key columns. */
   private void index(long pointer, UnsafeRow row) {
     HostMemory.putLong(pointers.address() + 8L * numRows, pointer);
-    keys.encoder.encode(row, scratch);
-    long base = keyWords.address();
-    for (int w = 0; w < scratch.length; w++) {
-      HostMemory.putLong(base + 8L * ((long) w * capacity + numRows), scratch[w]);
-    }
+    keys.encoder.encodeTo(row, keyWords.address() + 8L * numRows, 8L * capacity, scratch);
     numRows++;
   }
 

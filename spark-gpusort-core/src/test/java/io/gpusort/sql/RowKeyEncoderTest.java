@@ -38,6 +38,7 @@ import org.apache.spark.sql.types.Decimal;
 import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.StringType;
 import org.apache.spark.sql.types.StructField;
+import org.apache.spark.unsafe.Platform;
 import org.apache.spark.unsafe.types.UTF8String;
 import org.junit.jupiter.api.Test;
 import scala.jdk.javaapi.CollectionConverters;
@@ -212,6 +213,35 @@ class RowKeyEncoderTest {
     assertTrue(fixed.keysExact(), "fixed-width keys are exact");
   }
 
+  /**
+   * The sole string key's fast path reads a value's last word whole: bytes after the value in that
+   * word (zero where {@code UnsafeWriter} wrote the row, but not promised) are not part of the key.
+   */
+  @Test
+  void bytesAfterAValueInItsLastWordAreNotPartOfItsKey() {
+    AttributeReference column = attribute("s", DataTypes.StringType, false);
+    RowKeyEncoder strings = new RowKeyEncoder(KeySpec.of(List.of(sortOrder(column, false, true)),
+        CollectionConverters.asScala(List.<Attribute>of(column)).toList(), 16));
+    UnsafeProjection toUnsafe = toUnsafe(List.of(
+        new StructField("s", DataTypes.StringType, false, Metadata.empty())));
+    for (String value : List.of("a", "abcdefg", "abcdefgh", "abcdefghi", "abcdefghijklmno")) {
+      UnsafeRow row = toUnsafe.apply(new GenericInternalRow(new Object[] {
+          UTF8String.fromString(value)})).copy();
+      long clean = row.getLong(0);
+      int size = (int) clean;
+      long end = row.getBaseOffset() + (clean >>> 32) + size;
+      long padded = row.getBaseOffset() + row.getSizeInBytes();
+      for (long at = end; at < padded; at++) {
+        Platform.putByte(row.getBaseObject(), at, (byte) 0xA5);
+      }
+      long[] fast = new long[strings.layout().numWords()];
+      long[] general = new long[fast.length];
+      strings.encode(row, fast);
+      strings.encodeGeneral(row, general);
+      assertEquals(hex(general), hex(fast), "\"" + value + "\" with its word's tail dirty");
+    }
+  }
+
   /** An encoder of nullable columns of {@code types}, sorted in that order. */
   private static RowKeyEncoder encoder(DataType first, int prefixBytes, boolean descending,
       DataType... rest) {
@@ -322,6 +352,7 @@ class RowKeyEncoderTest {
       }
     }
     boolean keysExact = encoder.keysExact();
+    checkEncodedInPlace(encoder, rows, encoded, name);
     boolean exact = !layout.needsTieBreak() || keysExact;
     for (int i = 0; i < numRows; i++) {
       for (int j = i + 1; j < numRows; j++) {
@@ -338,6 +369,35 @@ class RowKeyEncoderTest {
       }
     }
     return new Checked(spec, keysExact);
+  }
+
+  /**
+   * The run's intake writes each key in place, word w a stride apart (a column-major key batch):
+   * the same words as {@link RowKeyEncoder#encode}, none written outside them.
+   */
+  private static void checkEncodedInPlace(RowKeyEncoder encoder, UnsafeRow[] rows,
+      long[][] encoded, String name) {
+    int words = encoder.layout().numWords();
+    long stride = 24;
+    long bytes = stride * words;
+    long address = Platform.allocateMemory(bytes);
+    try {
+      long[] scratch = new long[words];
+      for (int r = 0; r < rows.length; r++) {
+        Platform.setMemory(address, (byte) 0x5a, bytes);
+        encoder.encodeTo(rows[r], address, stride, scratch);
+        for (int w = 0; w < words; w++) {
+          assertEquals(encoded[r][w], Platform.getLong(null, address + w * stride),
+              name + ": word " + w + " of row " + r + " written in place" + TestSeeds.rerunHint(SEED));
+          for (long b = 8; b < stride; b++) {
+            assertEquals((byte) 0x5a, Platform.getByte(null, address + w * stride + b),
+                name + ": a byte between the words of row " + r + " was written");
+          }
+        }
+      }
+    } finally {
+      Platform.freeMemory(address);
+    }
   }
 
   private static void checkPaddingIsZero(KeyLayout layout, long[] words, List<Key> keys,
