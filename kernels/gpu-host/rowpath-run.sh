@@ -12,6 +12,8 @@
 #   FULL       SortBenchmark, every case, 1e8 cached rows, REPS repetitions (3), new and OLD
 #   VARIANTS   SortBenchmark's within-partition cases on Parquet input (1e8 rows) and with string
 #              keys (2e7 rows), new and OLD
+#   STRING     string keys (2e7 rows), within-partition cases, new and OLD as runs of their own,
+#              twice each, alternating
 #   POOL       within-partition cases, 1e8 cached rows, with the host pool's idle bound at 8g
 #              (the default) and 24g, as runs of their own
 #   COLUMNAR   within-partition cases, columnar intake against rows (intake.columnar=false) as
@@ -144,6 +146,13 @@ if [ "${VARIANTS:-0}" = 1 ]; then
   bench string-new "" "" --rows 20000000 --reps 3 --cases within --key string
   [ -n "$old_prefix" ] && bench string-old "$old_prefix" "" --rows 20000000 --reps 3 \
     --cases within --key string
+fi
+if [ "${STRING:-0}" = 1 ]; then
+  for round in 1 2; do
+    bench string-new-$round "" "" --rows 20000000 --reps 3 --cases within --key string
+    [ -n "$old_prefix" ] && bench string-old-$round "$old_prefix" "" --rows 20000000 --reps 3 \
+      --cases within --key string
+  done
 fi
 if [ "${FINAL:-0}" = 1 ]; then
   # The page size (chunk.maxBytes) as cases of one run; the GPU-task bound (read once per
