@@ -138,6 +138,11 @@ final class MemoryRunCursor implements RowCursor {
   }
 
   @Override
+  public long waitNanos() {
+    return stream == null ? 0 : stream.waitNanos();
+  }
+
+  @Override
   public void close() {
     releaseKeptPage();
     run.close();

@@ -19,6 +19,11 @@ interface RowCursor extends AutoCloseable {
   /** Rows of the run in all, the current one and those before it included. */
   long numRows();
 
+  /** Time spent so far waiting for rows to be back from a device (readable after close). */
+  default long waitNanos() {
+    return 0;
+  }
+
   /** Releases what the cursor holds; idempotent. */
   @Override
   void close();

@@ -44,12 +44,16 @@ final class SortMetrics implements Serializable {
   /** Rows put in sorted order on a device, read front to back by the output. */
   final SQLMetric rowsGatheredOnDevice;
   /**
-   * Stage times, summed over tasks. Intake: taking rows in and encoding their keys; for rows, with
-   * the time waiting for the input (the child's rows) included, since timing each row would cost
-   * more than the row; for columnar batches, without it ({@link #inputTime}).
+   * Stage times, summed over tasks. Intake: the node's own part of taking rows in (copying them
+   * into pages, encoding their keys, taking pages and sending them ahead), without the child's
+   * time ({@link #inputTime}) or the seals it caused (the sort time).
    */
   final SQLMetric intakeTime;
-  /** The child making the columnar batches the intake takes (the scan), outside the node. */
+  /**
+   * The child making what the intake takes (the scan), outside the node: each columnar batch
+   * timed; rows estimated from one row in {@link SampledTimer#SAMPLE_ROWS}, since timing each row
+   * would cost more than the row.
+   */
   final SQLMetric inputTime;
   /** Waiting for a turn on a GPU (its bound on tasks at once, {@code cuda.concurrentTasks}). */
   final SQLMetric gpuWaitTime;
@@ -63,7 +67,8 @@ final class SortMetrics implements Serializable {
   final SQLMetric fromDeviceTime;
   /**
    * Reading the sorted rows out: walking ordered runs, reading rows through the permutation,
-   * merging runs and reading spilled ones; not the time of the operators above that consume them.
+   * merging runs and reading spilled ones, waiting for sorted rows to be back from a device; not
+   * the time of the operators above that consume them.
    */
   final SQLMetric outputTime;
 
@@ -84,8 +89,8 @@ final class SortMetrics implements Serializable {
     this.peakMemory = sc == null ? null : SQLMetrics.createSizeMetric(sc, "peak memory", -1);
     this.rowsGatheredOnDevice = metric(sc, "rows put in order on device");
     this.columnarRows = metric(sc, "rows taken in from columnar batches");
-    this.intakeTime = timing(sc, "intake time (row input included)");
-    this.inputTime = timing(sc, "columnar input time (the child's)");
+    this.intakeTime = timing(sc, "intake time");
+    this.inputTime = timing(sc, "input time (the child's)");
     this.gpuWaitTime = timing(sc, "GPU wait time");
     this.toDeviceTime = timing(sc, "transfer to device time");
     this.deviceSortTime = timing(sc, "engine sort time");

@@ -61,10 +61,22 @@ final class SortOutput implements Iterator<InternalRow> {
     if (!SampledTimer.sampled(returned)) {
       return nextRow();
     }
+    // A sampled row's wait for its page from the device is taken off its sample: the waits are
+    // counted whole (waitNanos), not scaled up with the samples.
+    long waitsBefore = waitNanos();
     long start = System.nanoTime();
     InternalRow row = nextRow();
-    timer.add(start);
+    timer.add(start + (waitNanos() - waitsBefore));
     return row;
+  }
+
+  /** The cursors' time so far waiting for rows to be back from a device. */
+  private long waitNanos() {
+    long sum = 0;
+    for (RowCursor c : cursors) {
+      sum += c.waitNanos();
+    }
+    return sum;
   }
 
   private InternalRow nextRow() {
@@ -84,7 +96,7 @@ final class SortOutput implements Iterator<InternalRow> {
     remaining--;
     if (remaining == 0) {
       row = row.copy();
-      SortMetrics.add(outputTime, timer.estimateNanos());
+      SortMetrics.add(outputTime, timer.estimateNanos() + waitNanos());
       onExhausted.run();
     }
     return row;

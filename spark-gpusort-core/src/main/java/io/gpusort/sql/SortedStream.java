@@ -26,6 +26,8 @@ final class SortedStream {
   /** The stream as it comes back from the device; bytes before {@link #arrived} are in place. */
   private final RowArrival arrival;
   private long arrived;
+  /** Time spent waiting for pages to be back. */
+  private long waitNanos;
 
   SortedStream(RowStore rows, long totalBytes, RowArrival arrival) {
     this.rows = rows;
@@ -68,6 +70,11 @@ final class SortedStream {
     }
   }
 
+  /** Time spent so far waiting for pages to be back from the device. */
+  long waitNanos() {
+    return waitNanos;
+  }
+
   /** The page holding the current row, or -1 when it is held in a copy. */
   int currentPage() {
     return currentPage;
@@ -89,7 +96,9 @@ final class SortedStream {
   private void await(long end) {
     long pageEnd = pageStart + pageCapacity;
     long wanted = Math.min(totalBytes, Math.max(end, pageEnd));
+    long start = System.nanoTime();
     arrival.await(wanted);
+    waitNanos += System.nanoTime() - start;
     arrived = wanted;
     // Once every page is back, the device memory goes back too, however slowly the rest is read.
     arrival.poll();

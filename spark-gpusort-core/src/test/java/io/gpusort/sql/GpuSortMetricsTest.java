@@ -55,9 +55,11 @@ class GpuSortMetricsTest {
     assertTrue(metric(node, "engineChunks") > 20, "engine calls: " + metric(node, "engineChunks"));
     assertEquals(0, metric(node, "tieBrokenRows"));
     assertTrue(metric(node, "sortTime") > 0);
-    // Stage times: the CPU engine's calls, the intake and the output (both timed on 1 row in 64).
+    // Stage times: the CPU engine's calls, the intake (the loop timed whole), the child's rows
+    // (timed on 1 row in 64, as the output is).
     assertTrue(metric(node, "deviceSortTime") > 0);
     assertTrue(metric(node, "intakeTime") > 0);
+    assertTrue(metric(node, "inputTime") > 0, "the child's rows were not timed");
     assertTrue(metric(node, "outputTime") > 0);
     assertEquals(0, metric(node, "toDeviceTime") + metric(node, "fromDeviceTime"));
     assertEquals(0, metric(node, "rowsGatheredOnDevice"));
