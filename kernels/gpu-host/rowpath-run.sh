@@ -88,9 +88,10 @@ if [ "${MEMORY:-0}" = 1 ]; then
 fi
 # Folds the task threads' execution samples of a recording into "count frame;frame;..." lines,
 # leaf first, 24 frames deep, methods without arguments: small enough to bring back.
-fold_samples() {  # $1: recording, $2: output
-  bash "$host_sh" run -- jfr print --events jdk.ExecutionSample --stack-depth 64 "$1" | awk '
-    /^jdk.ExecutionSample/ { inS = 1; st = ""; th = ""; n = 0; next }
+fold_samples() {  # $1: recording, $2: output, $3: event (jdk.ExecutionSample)
+  local event=${3:-jdk.ExecutionSample}
+  bash "$host_sh" run -- jfr print --events "$event" --stack-depth 64 "$1" | awk -v ev="$event" '
+    $1 == ev { inS = 1; st = ""; th = ""; n = 0; next }
     inS && /sampledThread/ { th = $0 }
     inS && /stackTrace = \[/ { inT = 1; next }
     inT && /^[ \t]*\]/ { inT = 0; next }
@@ -113,6 +114,8 @@ if [ "${PROFILE_STRING:-0}" = 1 ]; then
   jfr="-XX:StartFlightRecording=filename=/tmp/string.jfr,settings=profile"
   bench profile-string "" "$jfr" --rows 20000000 --reps 1 --cases within --key string
   fold_samples /tmp/string.jfr "$out/samples-string.txt"
+  # Task threads in native code (JNI: the CUDA driver's calls), which execution samples miss.
+  fold_samples /tmp/string.jfr "$out/native-string.txt" jdk.NativeMethodSample
 fi
 if [ "${POOL:-0}" = 1 ]; then
   # The idle bound of the host memory pool as runs of their own (it is process-wide).
