@@ -8,6 +8,7 @@ package io.gpusort.sql;
  */
 final class SampledTimer {
   static final int SAMPLE_ROWS = 64;
+  private static final int SAMPLE_SHIFT = Integer.numberOfTrailingZeros(SAMPLE_ROWS);
   /** The least time between two clock readings: the cost a sample adds by itself. */
   private static final long CLOCK_NANOS = clockNanos();
 
@@ -22,9 +23,14 @@ final class SampledTimer {
     return least;
   }
 
-  /** Whether row {@code count} (counting from 1) is one of the timed ones. */
+  /**
+   * Whether row {@code count} (counting from 1) is one of the timed ones: one in {@link
+   * #SAMPLE_ROWS}, picked by a multiplicative hash of the count rather than every 64th row, so
+   * that work done every so many rows (a page or block boundary, a power of two apart) is timed
+   * as often as any other row instead of always or never.
+   */
   static boolean sampled(long count) {
-    return (count & (SAMPLE_ROWS - 1)) == 0;
+    return (count * 0x9E3779B97F4A7C15L) >>> (64 - SAMPLE_SHIFT) == 0;
   }
 
   /** Adds a sample that started at {@code startNanos} and ends now. */
