@@ -95,7 +95,8 @@ final class ExternalRowSorter implements SortMemory.Spiller {
     this.presortedRuns = presortedRuns;
     this.numFields = plan.numFields();
     this.builder = new RunBuilder(keys, memory, plan.chunkBytes, plan.gatherRowsOnHost,
-        numFields, engine::openRowUpload);
+        numFields, engine::openRowUpload,
+        RunBuilder.firstCapacity(plan.expectedPartitionRows, plan.runBytes, keys.numWords));
     HostBuffer.configurePools(plan.poolMaxIdleBytes, plan.poolIdleTimeoutMillis);
     memory.setSpiller(this);
     task.addTaskCompletionListener((TaskCompletionListener) context -> close());

@@ -11,10 +11,12 @@ import org.apache.spark.sql.catalyst.expressions.SortOrder;
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
 import org.apache.spark.sql.catalyst.plans.physical.UnknownPartitioning;
 import org.apache.spark.sql.execution.ColumnarToRowExec;
+import org.apache.spark.sql.execution.InputAdapter;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.WholeStageCodegenExec;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
 import scala.collection.immutable.IndexedSeq;
 import scala.collection.immutable.Seq;
 import scala.jdk.javaapi.CollectionConverters;
@@ -55,15 +57,50 @@ public final class GpuSortExec extends SparkPlan {
 
   @Override
   public RDD<InternalRow> doExecute() {
-    SortPlan plan = sortPlan();
-    SparkPlan columnar = global ? null : columnarSource(plan);
+    GpuSortConf conf = GpuSortConf.of(settings);
+    SparkPlan columnar = global ? null : columnarSource(conf.get(GpuSortConf.COLUMNAR_INTAKE));
     if (columnar != null) {
-      return SortPipelines.sortBatchesWithinPartitions(columnar.executeColumnar(), plan);
+      RDD<ColumnarBatch> batches = columnar.executeColumnar();
+      return SortPipelines.sortBatchesWithinPartitions(batches,
+          sortPlan(conf, expectedPartitionRows(child, batches.getNumPartitions())));
     }
     RDD<InternalRow> input = child.execute();
+    // A global sort's partitions are the exchange's, not the input's: no estimate for them.
+    SortPlan plan = sortPlan(conf,
+        global ? 0 : expectedPartitionRows(child, input.getNumPartitions()));
     return global
         ? SortPipelines.sortGlobally(input, plan)
         : SortPipelines.sortWithinPartitions(input, plan);
+  }
+
+  /**
+   * Rows a partition of {@code input} holds on average where Spark's statistics know its rows
+   * (a cached relation once materialized, a range; not a filter's or a projection's, whose
+   * statistics carry sizes only), else 0.
+   */
+  static long expectedPartitionRows(SparkPlan input, int numPartitions) {
+    SparkPlan plan = input;
+    // Through the wrappers that pass rows on as they are, to the plan a logical one made.
+    while (plan.logicalLink().isEmpty()) {
+      if (plan instanceof WholeStageCodegenExec stage) {
+        plan = stage.child();
+      } else if (plan instanceof InputAdapter adapter) {
+        plan = adapter.child();
+      } else if (plan instanceof ColumnarToRowExec toRows) {
+        plan = toRows.child();
+      } else {
+        return 0;
+      }
+    }
+    if (numPartitions <= 0) {
+      return 0;
+    }
+    scala.Option<scala.math.BigInt> rows = plan.logicalLink().get().stats().rowCount();
+    if (rows.isEmpty() || !rows.get().isValidLong()) {
+      return 0;
+    }
+    long total = rows.get().longValue();
+    return total <= 0 ? 0 : (total + numPartitions - 1) / numPartitions;
   }
 
   /**
@@ -74,8 +111,8 @@ public final class GpuSortExec extends SparkPlan {
    * {@code spark.gpusort.intake.columnar} on. Null otherwise. (The in-memory cache hands out
    * batches of numeric columns only: with a string, binary or decimal column it gives rows.)
    */
-  private SparkPlan columnarSource(SortPlan plan) {
-    if (!plan.columnarIntake || ColumnarRowWriter.of(child.schema()) == null) {
+  private SparkPlan columnarSource(boolean columnarIntake) {
+    if (!columnarIntake || ColumnarRowWriter.of(child.schema()) == null) {
       return null;
     }
     if (child.supportsColumnar()) {
@@ -93,15 +130,14 @@ public final class GpuSortExec extends SparkPlan {
     return null;
   }
 
-  private SortPlan sortPlan() {
-    GpuSortConf conf = GpuSortConf.of(settings);
+  private SortPlan sortPlan(GpuSortConf conf, long expectedPartitionRows) {
     List<SortOrder> orders = CollectionConverters.asJava(order);
     KeySpec keys = KeySpec.of(orders, child.output(), conf.get(GpuSortConf.STRING_PREFIX_BYTES));
     SQLConf sqlConf = SQLConf.get();
     long advisoryBytes = JavaUtils.byteStringAsBytes(sqlConf.getConfString(
         "spark.sql.adaptive.advisoryPartitionSizeInBytes", "64MB"));
     return new SortPlan(keys, child.schema(), conf, sqlConf.numShufflePartitions(),
-        Math.max(1, advisoryBytes), sortMetrics(), forceSpillRows());
+        Math.max(1, advisoryBytes), sortMetrics(), forceSpillRows(), expectedPartitionRows);
   }
 
   /** Spark's own threshold of rows a sorter holds before it spills regardless of memory. */

@@ -26,8 +26,10 @@ import org.apache.spark.sql.vectorized.ColumnVector;
  * so that sealing, and therefore spilling, never asks Spark for memory.
  */
 final class RunBuilder implements AutoCloseable {
-  /** Rows of the first row index; it doubles from there. */
+  /** Rows of the first row index where no estimate sizes it; it doubles from there. */
   static final int INITIAL_ROWS = 1024;
+  /** The estimate's headroom: partitions of one input differ, an eighth more is asked for. */
+  private static final int HEADROOM_SHIFT = 3;
   /**
    * Memory per row reserved for sorting a run: its permutation (4 bytes, up to 5 after the
    * pool's rounding) and the CPU engine's working arrays (24 bytes, {@code
@@ -44,6 +46,8 @@ final class RunBuilder implements AutoCloseable {
 
   /** Keys the intakes of this process encoded straight from a column vector. */
   private static final LongAdder KEYS_FROM_COLUMNS = new LongAdder();
+  /** Times a run's index of this process grew with rows in it, copying them. */
+  private static final LongAdder INDEX_COPIES = new LongAdder();
 
   private final RowKeys keys;
   private final SortMemory memory;
@@ -63,6 +67,11 @@ final class RunBuilder implements AutoCloseable {
   /** Counted for the index, the key words and the sort of {@link #capacity} rows. */
   private long reservedBytes;
   private final Supplier<RowUpload> uploads;
+  /**
+   * Rows the first row index of a run is sized for: each doubling copies the index so far, as
+   * many bytes again as the final one, so a run whose rows are known ahead starts at its size.
+   */
+  private final int firstCapacity;
   /** The run's pages on their way to the device, or null. */
   private RowUpload upload;
   private boolean uploadOpened;
@@ -73,6 +82,16 @@ final class RunBuilder implements AutoCloseable {
    */
   RunBuilder(RowKeys keys, SortMemory memory, long pageBytes, boolean gatherOnHost,
       int numFields, Supplier<RowUpload> uploads) {
+    this(keys, memory, pageBytes, gatherOnHost, numFields, uploads, INITIAL_ROWS);
+  }
+
+  /**
+   * @param firstCapacity rows the first row index of each run is sized for where Spark grants
+   *     the memory ({@link #firstCapacity(long, long, int)}); else {@link #INITIAL_ROWS}
+   */
+  RunBuilder(RowKeys keys, SortMemory memory, long pageBytes, boolean gatherOnHost,
+      int numFields, Supplier<RowUpload> uploads, int firstCapacity) {
+    this.firstCapacity = Math.max(INITIAL_ROWS, Math.min(KeyBatch.MAX_ROWS, firstCapacity));
     this.uploads = uploads;
     this.gatherOnHost = gatherOnHost;
     this.keys = keys;
@@ -186,12 +205,43 @@ final class RunBuilder implements AutoCloseable {
     numRows++;
   }
 
+  /**
+   * The first index size for a partition of {@code expectedRows} (0: unknown) in runs of at most
+   * {@code runBytes} of rows and keys of {@code numWords} words: the rows and an eighth more, no
+   * more than the smallest rows (a length word and one of row) could fill a run with.
+   */
+  static int firstCapacity(long expectedRows, long runBytes, int numWords) {
+    if (expectedRows <= INITIAL_ROWS) {
+      return INITIAL_ROWS;
+    }
+    long wanted = expectedRows + (expectedRows >> HEADROOM_SHIFT);
+    long runRows = runBytes / (RowStore.RECORD_HEADER_BYTES + 8 + 8L * numWords);
+    return (int) Math.max(INITIAL_ROWS, Math.min(KeyBatch.MAX_ROWS, Math.min(wanted, runRows)));
+  }
+
+  /** Times an index of this process grew with rows in it, copying them (for tests). */
+  static long indexCopies() {
+    return INDEX_COPIES.sum();
+  }
+
+  /** Rows the run's index holds now (for tests). */
+  int capacity() {
+    return capacity;
+  }
+
   private boolean tryGrow() {
     if (capacity >= KeyBatch.MAX_ROWS) {
       return false;
     }
-    int newCapacity = (int) Math.min(KeyBatch.MAX_ROWS,
-        capacity == 0 ? INITIAL_ROWS : 2L * capacity);
+    // A run's first index at the estimate where Spark grants it; else from INITIAL_ROWS up.
+    if (capacity == 0 && firstCapacity > INITIAL_ROWS && growTo(firstCapacity)) {
+      return true;
+    }
+    return growTo((int) Math.min(KeyBatch.MAX_ROWS, capacity == 0 ? INITIAL_ROWS : 2L * capacity));
+  }
+
+  /** Moves the index to one of {@code newCapacity} rows; false, nothing changed, if refused. */
+  private boolean growTo(int newCapacity) {
     long keyBytes = 8L * keys.numWords * newCapacity;
     long total = HostBuffer.sizeClassBytes(8L * newCapacity) + HostBuffer.sizeClassBytes(keyBytes)
         + SORT_BYTES_PER_ROW * newCapacity + SORT_BYTES_SLACK;
@@ -212,6 +262,7 @@ final class RunBuilder implements AutoCloseable {
       return false;
     }
     if (numRows > 0) {
+      INDEX_COPIES.increment();
       HostMemory.copy(pointers.address(), newPointers.address(), 8L * numRows);
       for (int w = 0; w < keys.numWords; w++) {
         HostMemory.copy(keyWords.address() + 8L * w * capacity,

@@ -42,15 +42,21 @@ final class SortPlan implements Serializable {
   final int forceSpillRows;
   final long poolMaxIdleBytes;
   final long poolIdleTimeoutMillis;
+  /**
+   * Rows an input partition holds on average where Spark's statistics know the input's rows (a
+   * cached relation once materialized, a range), else 0: the size the run's index starts at.
+   */
+  final long expectedPartitionRows;
 
   SortPlan(KeySpec keys, StructType inputSchema, GpuSortConf conf, int maxAutoPartitions,
       long advisoryPartitionBytes) {
     this(keys, inputSchema, conf, maxAutoPartitions, advisoryPartitionBytes, SortMetrics.NONE,
-        Integer.MAX_VALUE);
+        Integer.MAX_VALUE, 0);
   }
 
   SortPlan(KeySpec keys, StructType inputSchema, GpuSortConf conf, int maxAutoPartitions,
-      long advisoryPartitionBytes, SortMetrics metrics, int forceSpillRows) {
+      long advisoryPartitionBytes, SortMetrics metrics, int forceSpillRows,
+      long expectedPartitionRows) {
     this.keys = keys;
     this.inputSchema = inputSchema;
     this.engineOptions = EngineOptions.of(conf);
@@ -71,6 +77,7 @@ final class SortPlan implements Serializable {
         ownThreshold > 0 ? Math.min(ownThreshold, forceSpillRows) : forceSpillRows);
     this.poolMaxIdleBytes = conf.get(GpuSortConf.POOL_MAX_IDLE_BYTES);
     this.poolIdleTimeoutMillis = conf.get(GpuSortConf.POOL_IDLE_TIMEOUT);
+    this.expectedPartitionRows = Math.max(0, expectedPartitionRows);
   }
 
   int numFields() {
