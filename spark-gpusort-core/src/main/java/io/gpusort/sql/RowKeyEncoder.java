@@ -112,13 +112,7 @@ final class RowKeyEncoder {
 
   /** Writes the key of {@code row} into {@code words} (length {@code layout.numWords()}). */
   void encode(UnsafeRow row, long[] words) {
-    if (soleFixedWidth != 0) {
-      words[0] = soleFixedKey(row);
-    } else if (soleBytes) {
-      soleBytesKey(row, words, Platform.LONG_ARRAY_OFFSET, 8);
-    } else {
-      encodeGeneral(row, words);
-    }
+    encodeAt(row, words, Platform.LONG_ARRAY_OFFSET, 8, words);
   }
 
   /**
@@ -127,14 +121,25 @@ final class RowKeyEncoder {
    * scratch} (length {@code layout.numWords()}), the fast paths write in place.
    */
   void encodeTo(UnsafeRow row, long address, long strideBytes, long[] scratch) {
+    encodeAt(row, null, address, strideBytes, scratch);
+  }
+
+  /**
+   * The key of {@code row}, word {@code w} at {@code offset + w * stride} of {@code target} (an
+   * array, or null for an address); the general loop writes {@code scratch}, copied from there
+   * unless it is the target itself.
+   */
+  private void encodeAt(UnsafeRow row, Object target, long offset, long stride, long[] scratch) {
     if (soleFixedWidth != 0) {
-      HostMemory.putLong(address, soleFixedKey(row));
+      Platform.putLong(target, offset, soleFixedKey(row));
     } else if (soleBytes) {
-      soleBytesKey(row, null, address, strideBytes);
+      soleBytesKey(row, target, offset, stride);
     } else {
       encodeGeneral(row, scratch);
-      for (int w = 0; w < scratch.length; w++) {
-        HostMemory.putLong(address + w * strideBytes, scratch[w]);
+      if (target != scratch) {
+        for (int w = 0; w < scratch.length; w++) {
+          Platform.putLong(target, offset + w * stride, scratch[w]);
+        }
       }
     }
   }

@@ -87,11 +87,12 @@ final class RunBuilder implements AutoCloseable {
 
   /**
    * @param firstCapacity rows the first row index of each run is sized for where Spark grants
-   *     the memory ({@link #firstCapacity(long, long, int)}); else {@link #INITIAL_ROWS}
+   *     the memory, as {@link #firstCapacity(long, long, int)} gives it; else {@link
+   *     #INITIAL_ROWS}
    */
   RunBuilder(RowKeys keys, SortMemory memory, long pageBytes, boolean gatherOnHost,
       int numFields, Supplier<RowUpload> uploads, int firstCapacity) {
-    this.firstCapacity = Math.max(INITIAL_ROWS, Math.min(KeyBatch.MAX_ROWS, firstCapacity));
+    this.firstCapacity = firstCapacity;
     this.uploads = uploads;
     this.gatherOnHost = gatherOnHost;
     this.keys = keys;

@@ -16,8 +16,6 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.SparkSession;
-import org.apache.spark.sql.execution.SparkPlan;
-import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
@@ -49,7 +47,7 @@ class GpuSortMetricsTest {
     // The process-wide counts the plugin reports moved too (tests may sort at the same time).
     assertTrue(io.gpusort.engine.EngineStats.rows() - processRowsBefore >= ROWS);
 
-    GpuSortExec node = sortNode(sorted);
+    GpuSortExec node = SortResources.sortNode(sorted);
     assertEquals(ROWS, metric(node, "numOutputRows"));
     // 5000 rows of 24 bytes plus key and index overhead against 4 KiB: far more than 2 chunks.
     assertTrue(metric(node, "engineChunks") > 20, "engine calls: " + metric(node, "engineChunks"));
@@ -81,7 +79,7 @@ class GpuSortMetricsTest {
     List<Row> spark0 = input.orderBy(col("s").desc(), col("id")).collectAsList();
 
     assertEquals(spark0, ours, "keys (s, id) are unique, so the order is fully determined");
-    GpuSortExec node = sortNode(sorted);
+    GpuSortExec node = SortResources.sortNode(sorted);
     assertEquals(ROWS, metric(node, "numOutputRows"));
     // Every string starts with 's': the whole input ties on its one-byte prefix.
     assertEquals(ROWS, metric(node, "tieBrokenRows"));
@@ -144,7 +142,7 @@ class GpuSortMetricsTest {
 
     List<Function<Row, Object>> keys = List.of(row -> row.get(0), row -> row.get(1));
     GpuSortOracleTest.assertSameSortedRows(name, expected, actual, keys.subList(0, orders.length));
-    long tieBrokenRows = metric(sortNode(sorted), "tieBrokenRows");
+    long tieBrokenRows = metric(SortResources.sortNode(sorted), "tieBrokenRows");
     if (tiesBroken) {
       assertTrue(tieBrokenRows > 0, name + ": no row was tie-broken");
     } else {
@@ -163,28 +161,6 @@ class GpuSortMetricsTest {
       total += partition.size();
     }
     assertEquals(rows.size(), total);
-  }
-
-  private static GpuSortExec sortNode(Dataset<Row> executed) {
-    GpuSortExec node = find(executed.queryExecution().executedPlan());
-    assertNotNull(node, "no GpuSort node in\n" + executed.queryExecution().executedPlan());
-    return node;
-  }
-
-  private static GpuSortExec find(SparkPlan plan) {
-    if (plan instanceof GpuSortExec node) {
-      return node;
-    }
-    if (plan instanceof AdaptiveSparkPlanExec adaptive) {
-      return find(adaptive.executedPlan());
-    }
-    for (SparkPlan child : CollectionConverters.asJava(plan.children())) {
-      GpuSortExec found = find(child);
-      if (found != null) {
-        return found;
-      }
-    }
-    return null;
   }
 
   private static long metric(GpuSortExec node, String key) {

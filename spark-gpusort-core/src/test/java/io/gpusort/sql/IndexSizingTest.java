@@ -1,7 +1,6 @@
 package io.gpusort.sql;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
@@ -20,8 +19,6 @@ import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
-import org.apache.spark.sql.execution.SparkPlan;
-import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.StructField;
@@ -125,26 +122,9 @@ class IndexSizingTest {
   /** The estimate the GpuSort node sorting {@code input} by {@code key} gets from its child. */
   private static long estimateOf(Dataset<Row> input, String key) {
     Dataset<Row> sorted = input.transform(GpuSort.withinPartitions(key));
-    GpuSortExec node = find(sorted.queryExecution().executedPlan());
-    assertNotNull(node, "no GpuSort node in\n" + sorted.queryExecution().executedPlan());
+    GpuSortExec node = SortResources.sortNode(sorted);
     return GpuSortExec.expectedPartitionRows(node.child(),
         node.child().execute().getNumPartitions());
-  }
-
-  private static GpuSortExec find(SparkPlan plan) {
-    if (plan instanceof GpuSortExec node) {
-      return node;
-    }
-    if (plan instanceof AdaptiveSparkPlanExec adaptive) {
-      return find(adaptive.executedPlan());
-    }
-    for (SparkPlan child : CollectionConverters.asJava(plan.children())) {
-      GpuSortExec found = find(child);
-      if (found != null) {
-        return found;
-      }
-    }
-    return null;
   }
 
   private static RunBuilder builder(long taskMemory, int firstCapacity) {

@@ -1,6 +1,7 @@
 package io.gpusort.sql;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpusort.memory.HostBuffer;
@@ -79,6 +80,13 @@ final class SortResources {
     List<GpuSortExec> nodes = new ArrayList<>();
     collect(executed.queryExecution().executedPlan(), nodes);
     return nodes;
+  }
+
+  /** The first GpuSort node of {@code query}'s plan (executed or not); fails if there is none. */
+  static GpuSortExec sortNode(Dataset<?> query) {
+    List<GpuSortExec> nodes = sortNodes(query);
+    assertFalse(nodes.isEmpty(), "no GpuSort node in\n" + query.queryExecution().executedPlan());
+    return nodes.get(0);
   }
 
   private static void collect(SparkPlan plan, List<GpuSortExec> nodes) {
