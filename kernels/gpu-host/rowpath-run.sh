@@ -22,6 +22,8 @@
 #   OVERLAP    within-partition cases, 1e8 cached rows: pages sent while rows arrive and output
 #              while rows come back (the defaults) against either or both off, as cases of one run;
 #              then string keys (2e7 rows) the same way
+#   CONCURRENT within-partition cases, 1e8 cached rows, with cuda.concurrentTasks 2 and 16 (CONC
+#              overrides: a list of values) as processes of their own, alternating, twice each
 #   MEMORY     the memory, spill and cancellation suites as the build runs them (surefire's default,
 #              spilling and small-heap executions) with engine auto, which is cuda there: each
 #              log's first line names the engine its session resolved
@@ -49,7 +51,7 @@ bench() {
     io.gpusort.examples.SortBenchmark --engine $engine --master '$master' $*" \
     > "$out/bench-$label.txt" 2>&1
   echo "SortBenchmark $label exit $?"
-  grep -E "^(case|scan|Dataset|GpuSort|hash|tasks|  --)" "$out/bench-$label.txt"
+  grep -E "^(case|scan|Dataset|GpuSort|hash|tasks|median task|  --)" "$out/bench-$label.txt"
 }
 old_prefix=""
 [ -n "${OLD:-}" ] && old_prefix="$OLD/core:"
@@ -137,6 +139,15 @@ if [ "${COLUMNAR:-0}" = 1 ]; then
   bench columnar-parquet "" "" --rows 100000000 --reps "${REPS:-3}" --cases within \
     --input parquet $rows
   bench columnar-string "" "" --rows 20000000 --reps "${REPS:-3}" --cases within --key string
+fi
+if [ "${CONCURRENT:-0}" = 1 ]; then
+  # The bound on GPU tasks at once is the process's (the device is opened once): one run each.
+  for round in 1 2; do
+    for tasks in ${CONC:-2 16}; do
+      bench concurrent-$tasks-$round "" "" --rows 100000000 --reps "${REPS:-3}" --cases within \
+        --conf spark.gpusort.cuda.concurrentTasks=$tasks
+    done
+  done
 fi
 if [ "${FULL:-0}" = 1 ]; then
   bench full-new "" "" --rows 100000000 --reps "${REPS:-3}"

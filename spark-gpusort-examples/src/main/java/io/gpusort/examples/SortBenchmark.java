@@ -166,7 +166,7 @@ public final class SortBenchmark {
    * sample of the GpuSort node's stage metrics per repetition (empty for cases of Spark).
    */
   private record Measurements(double[][] seconds, List<List<Map<String, Double>>> stageSamples,
-      double[][][] taskSpans) {}
+      double[][][] taskSpans, String[][] slowTasks) {}
 
   /** Per timed run: its tasks' median and longest run time and their GC time summed, seconds. */
   private static final int TASK_MEDIAN = 0;
@@ -324,6 +324,7 @@ public final class SortBenchmark {
       printTable(cases, measured.seconds(), out);
       printStageTable(cases, measured.stageSamples(), out);
       printTaskTable(cases, measured.taskSpans(), out);
+      printSlowTasks(cases, measured.slowTasks(), out);
     }
   }
 
@@ -434,6 +435,7 @@ public final class SortBenchmark {
     List<List<Map<String, Double>>> stageSamples = new ArrayList<>();
     cases.forEach(c -> stageSamples.add(new ArrayList<>()));
     double[][][] taskSpans = new double[cases.size()][reps][];
+    String[][] slowTasks = new String[cases.size()][reps];
     WriteCapture writes = new WriteCapture();
     TaskCapture tasks = new TaskCapture();
     spark.listenerManager().register(writes);
@@ -453,6 +455,7 @@ public final class SortBenchmark {
           seconds[i][rep] = timeSeconds(spark, c, rows);
           awaitListeners(spark);
           taskSpans[i][rep] = tasks.spans();
+          slowTasks[i][rep] = tasks.medianAndSlowest();
           if (c.gpuSort()) {
             stageSamples.get(i).add(stageSample(writes.next(spark, c.name()).executedPlan()));
           }
@@ -462,7 +465,7 @@ public final class SortBenchmark {
       spark.listenerManager().unregister(writes);
       spark.sparkContext().removeSparkListener(tasks);
     }
-    return new Measurements(seconds, stageSamples, taskSpans);
+    return new Measurements(seconds, stageSamples, taskSpans, slowTasks);
   }
 
   private double timeSeconds(SparkSession spark, Case c, Dataset<Row> input) {
@@ -492,15 +495,42 @@ public final class SortBenchmark {
     }
   }
 
-  /** The tasks that ended since the last {@link #clear()}: run times and GC times. */
+  /**
+   * The tasks that ended since the last {@link #clear()}: run times, GC times, and for the
+   * slowest and the median task where its time went.
+   */
   private static final class TaskCapture extends org.apache.spark.scheduler.SparkListener {
+    /** The GpuSort node's time metrics a task's line shows, by their names in the UI. */
+    private static final String[][] STAGES = {{"input time (the child's)", "input"},
+        {"intake time", "intake"}, {"engine sort time", "sort"}, {"GPU wait time", "gpuWait"},
+        {"transfer from device time", "fromDev"}, {"output time", "output"}};
+
+    /** launch and finish (ms), GC (s), deserialization (s), then {@link #STAGES} (s). */
     private final List<double[]> ended = java.util.Collections.synchronizedList(new ArrayList<>());
 
     @Override
     public void onTaskEnd(org.apache.spark.scheduler.SparkListenerTaskEnd end) {
       org.apache.spark.scheduler.TaskInfo info = end.taskInfo();
-      double gc = end.taskMetrics() == null ? 0 : end.taskMetrics().jvmGCTime() / 1e3;
-      ended.add(new double[] {(info.finishTime() - info.launchTime()) / 1e3, gc});
+      double[] task = new double[4 + STAGES.length];
+      task[0] = info.launchTime();
+      task[1] = info.finishTime();
+      if (end.taskMetrics() != null) {
+        task[2] = end.taskMetrics().jvmGCTime() / 1e3;
+        task[3] = end.taskMetrics().executorDeserializeTime() / 1e3;
+      }
+      for (org.apache.spark.scheduler.AccumulableInfo acc
+          : scala.jdk.javaapi.CollectionConverters.asJava(info.accumulables())) {
+        if (acc.name().isEmpty() || acc.update().isEmpty()
+            || !(acc.update().get() instanceof Number value)) {
+          continue;
+        }
+        for (int s = 0; s < STAGES.length; s++) {
+          if (STAGES[s][0].equals(acc.name().get())) {
+            task[4 + s] += value.doubleValue() / 1e9;
+          }
+        }
+      }
+      ended.add(task);
     }
 
     void clear() {
@@ -510,13 +540,42 @@ public final class SortBenchmark {
     /** Median and longest task time and summed GC time of the tasks since {@link #clear()}. */
     double[] spans() {
       synchronized (ended) {
-        double[] times = ended.stream().mapToDouble(t -> t[0]).sorted().toArray();
-        double gc = ended.stream().mapToDouble(t -> t[1]).sum();
+        double[] times = ended.stream().mapToDouble(t -> (t[1] - t[0]) / 1e3).sorted().toArray();
+        double gc = ended.stream().mapToDouble(t -> t[2]).sum();
         if (times.length == 0) {
           return new double[] {0, 0, gc};
         }
         return new double[] {times[times.length / 2], times[times.length - 1], gc};
       }
+    }
+
+    /**
+     * The median and the slowest task since {@link #clear()}: each its launch after the first
+     * task's, run time, deserialization and the node's stage times (those it has).
+     */
+    String medianAndSlowest() {
+      synchronized (ended) {
+        if (ended.isEmpty()) {
+          return "";
+        }
+        List<double[]> byTime = new ArrayList<>(ended);
+        byTime.sort(java.util.Comparator.comparingDouble(t -> t[1] - t[0]));
+        double first = byTime.stream().mapToDouble(t -> t[0]).min().orElse(0);
+        return describe(byTime.get(byTime.size() / 2), first) + " | slowest "
+            + describe(byTime.get(byTime.size() - 1), first);
+      }
+    }
+
+    private static String describe(double[] task, double firstLaunch) {
+      StringBuilder line = new StringBuilder(String.format(Locale.ROOT,
+          "+%.3f run %.3f deser %.3f", (task[0] - firstLaunch) / 1e3, (task[1] - task[0]) / 1e3,
+          task[3]));
+      for (int s = 0; s < STAGES.length; s++) {
+        if (task[4 + s] > 0) {
+          line.append(String.format(Locale.ROOT, " %s %.3f", STAGES[s][1], task[4 + s]));
+        }
+      }
+      return line.toString();
     }
   }
 
@@ -681,6 +740,17 @@ public final class SortBenchmark {
     }
     out.println("tasks: launch to finish of each task of the case's jobs, median and longest; GC: "
         + "the tasks' JVM GC time summed; each the median over the timed repetitions");
+  }
+
+  /** Per case and timed repetition, its median and its slowest task, as the listener saw them. */
+  private static void printSlowTasks(List<Case> cases, String[][] slowTasks, PrintStream out) {
+    out.println(String.format(Locale.ROOT, "%n%-36s %s", "median task | slowest task",
+        "launched after the first (s), run time, deserialization, the node's stage times"));
+    for (int i = 0; i < cases.size(); i++) {
+      for (String line : slowTasks[i]) {
+        out.println(String.format(Locale.ROOT, "%-36s %s", cases.get(i).name(), line));
+      }
+    }
   }
 
   private static double medianOf(double[][] runs, int column) {
