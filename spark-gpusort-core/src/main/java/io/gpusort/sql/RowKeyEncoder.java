@@ -29,11 +29,13 @@ final class RowKeyEncoder {
   private final int[] valueBits;
   private final UnsafeProjection projection;
   /**
-   * The width of the only key field when it is a non-null fixed-width value at the key's start
-   * (a long, int, double, ... column): its key is one word, encoded without the general loop.
-   * 0 otherwise.
+   * The width of the only key field when it is a fixed-width value read from the row (a long,
+   * int, double, ... column): its key is encoded without the general loop, one word, or two for
+   * a nullable field of 64 bits (its null flag first). 0 otherwise.
    */
   private final int soleFixedWidth;
+  /** Whether the sole fixed-width field is nullable: its key starts with a null flag. */
+  private final boolean soleNullable;
   /**
    * Whether the key is one string or binary field read from the row, its prefix whole words
    * ({@link #soleBytesKey}).
@@ -64,8 +66,11 @@ final class RowKeyEncoder {
     }
     this.ordinals = spec.ordinals.clone();
     this.projection = spec.keyProjection == null ? null : UnsafeProjection.create(spec.keyProjection);
-    this.soleFixedWidth = numFields == 1 && !nullable[0] && offsets[0] == 0 && projection == null
-        && layout.numWords() == 1 ? fixedWidth(kinds[0]) : 0;
+    int width = numFields == 1 ? fixedWidth(kinds[0]) : 0;
+    int flagBits = numFields == 1 && nullable[0] ? 1 : 0;
+    this.soleFixedWidth = width > 0 && offsets[0] == 0 && projection == null
+        && layout.numWords() == (width + flagBits + 63) / 64 ? width : 0;
+    this.soleNullable = soleFixedWidth != 0 && nullable[0];
     this.soleBytes = numFields == 1 && kinds[0] == KeyKind.BYTES && offsets[0] == 0
         && projection == null && (valueBits[0] & 63) == 0
         && layout.numWords() == valueBits[0] / 64 + (nullable[0] ? 1 : 0);
@@ -130,8 +135,11 @@ final class RowKeyEncoder {
    * unless it is the target itself.
    */
   private void encodeAt(UnsafeRow row, Object target, long offset, long stride, long[] scratch) {
-    if (soleFixedWidth != 0) {
+    if (soleFixedWidth != 0 && !soleNullable) {
       Platform.putLong(target, offset, soleFixedKey(row));
+    } else if (soleFixedWidth != 0) {
+      boolean isNull = row.isNullAt(ordinals[0]);
+      putNullable(target, offset, stride, isNull ? 0L : soleFixedKey(row), isNull);
     } else if (soleBytes) {
       soleBytesKey(row, target, offset, stride);
     } else {
@@ -215,7 +223,7 @@ final class RowKeyEncoder {
 
   /**
    * The input column whose values alone make the key, where keys can be encoded straight from its
-   * column vector ({@link #encodeColumn}): a single non-null fixed-width field, no projection; -1
+   * column vector ({@link #encodeColumn}): a single fixed-width field, no projection; -1
    * otherwise.
    */
   int columnOrdinal() {
@@ -224,10 +232,44 @@ final class RowKeyEncoder {
 
   /**
    * Writes the keys of values {@code [from, from + count)} of {@code column}, the input column
-   * {@link #columnOrdinal}, as one word each from {@code address} on: the columnar intake's key
+   * {@link #columnOrdinal}, from {@code address} on, a word a row, a key's second word (a
+   * nullable 64-bit field's) {@code strideBytes} after its first: the columnar intake's key
    * encoding, one loop per kind, the same words {@link #encode} writes for the rows made of them.
    */
-  void encodeColumn(ColumnVector column, int from, int count, long address) {
+  void encodeColumn(ColumnVector column, int from, int count, long address, long strideBytes) {
+    encodeColumnValues(column, from, count, address);
+    if (!soleNullable) {
+      return;
+    }
+    // The values' words, moved behind the null flag; then the nulls, whatever their slots held.
+    for (int j = 0; j < count; j++) {
+      long at = address + 8L * j;
+      putNullable(null, at, strideBytes, HostMemory.getLong(at), false);
+    }
+    if (column.hasNull()) {
+      for (int j = 0; j < count; j++) {
+        if (column.isNullAt(from + j)) {
+          putNullable(null, address + 8L * j, strideBytes, 0L, true);
+        }
+      }
+    }
+  }
+
+  /**
+   * The key of a nullable sole fixed-width field at {@code offset} of {@code target}: its null
+   * flag, then {@code word} (its value's word as {@link #soleFixedKey} makes it) one bit down, the
+   * bit shifted out in a second word where the field has 64 bits.
+   */
+  private void putNullable(Object target, long offset, long stride, long word, boolean isNull) {
+    long flag = isNull ^ nullsFirst[0] ? 1L << 63 : 0L;
+    Platform.putLong(target, offset, flag | (word >>> 1));
+    if (soleFixedWidth == 64) {
+      Platform.putLong(target, offset + stride, word << 63);
+    }
+  }
+
+  /** Each value's key word as {@link #soleFixedKey} makes it, a word a row from {@code address}. */
+  private void encodeColumnValues(ColumnVector column, int from, int count, long address) {
     switch (kinds[0]) {
       case LONG -> {
         for (int j = 0; j < count; j++) {
@@ -273,7 +315,10 @@ final class RowKeyEncoder {
     return width == 64 ? ordered : (ordered & KeyLayout.mask(width)) << (64 - width);
   }
 
-  /** The one key word of a row whose key is a single non-null fixed-width field. */
+  /**
+   * The key word of a row whose key is a single fixed-width field (not null): its ordered bits on
+   * top, complemented if descending.
+   */
   private long soleFixedKey(UnsafeRow row) {
     int ordinal = ordinals[0];
     long bits = switch (kinds[0]) {

@@ -185,7 +185,8 @@ final class RunBuilder implements AutoCloseable {
         HostMemory.putLong(at + 8L * j, pointer);
         pointer += RowStore.recordBytes(writer.rowBytes(from + j));
       }
-      keys.encoder.encodeColumn(keyColumn, from, count, keyWords.address() + 8L * numRows);
+      keys.encoder.encodeColumn(keyColumn, from, count, keyWords.address() + 8L * numRows,
+          8L * capacity);
       numRows += count;
       KEYS_FROM_COLUMNS.add(count);
       return;

@@ -16,9 +16,10 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The columnar intake's key encoding from the column vector itself, taken where the key is one
- * non-null fixed-width column: for each type, ascending and descending, the keys come out in
- * Spark's order (NaN, -0.0 and infinities included) and every partition holds the same rows as
- * Spark's sort of it (equal keys may come in another order: the key is all that is sorted on).
+ * fixed-width column: for each type, ascending and descending, the keys come out in Spark's order
+ * (NaN, -0.0 and infinities included) and every partition holds the same rows as Spark's sort of
+ * it (equal keys may come in another order: the key is all that is sorted on). Nullable columns
+ * (as every column read from Parquet is) with nulls in them, nulls first and last.
  */
 class ColumnarKeyColumnTest {
   private static final int ROWS = 40_000;
@@ -39,11 +40,21 @@ class ColumnarKeyColumnTest {
         "coalesce(CASE coalesce(pmod(id, 40), 5) WHEN 0 THEN cast('NaN' AS double) WHEN 1 THEN -0.0D WHEN 2 THEN 0.0D "
             + "WHEN 3 THEN cast('Infinity' AS double) ELSE xxhash64(id, 8L) / 1e9 END, 1.5D) "
             + "AS n_double")
+        // Every seventh value null, the first row of each partition's batches among them.
+        .selectExpr("*", nullable("n_byte"), nullable("n_short"), nullable("n_int"),
+            nullable("n_long"), nullable("n_float"), nullable("n_double"))
         .cache();
     cached.count();
     for (String c : List.of("n_byte", "n_short", "n_int", "n_long", "n_float", "n_double")) {
       assertTrue(!cached.schema().apply(c).nullable(), c + " is nullable: the test needs non-null");
+      assertTrue(cached.schema().apply(c.replace("n_", "o_")).nullable(), c + "'s twin: nullable");
     }
+  }
+
+  /** {@code column} with every seventh row's value null, as o_ and the type. */
+  private static String nullable(String column) {
+    return "CASE WHEN pmod(id, 7) = 0 THEN NULL ELSE " + column + " END AS "
+        + column.replace("n_", "o_");
   }
 
   @AfterAll
@@ -56,6 +67,16 @@ class ColumnarKeyColumnTest {
     for (String key : List.of("n_byte", "n_short", "n_int", "n_long", "n_float", "n_double")) {
       check(key + " asc", col(key).asc(), key);
       check(key + " desc", col(key).desc(), key);
+    }
+  }
+
+  @Test
+  void soleNullableKeysAreEncodedFromTheirColumns() {
+    for (String key : List.of("o_byte", "o_short", "o_int", "o_long", "o_float", "o_double")) {
+      check(key + " asc nulls first", col(key).asc_nulls_first(), key);
+      check(key + " asc nulls last", col(key).asc_nulls_last(), key);
+      check(key + " desc nulls first", col(key).desc_nulls_first(), key);
+      check(key + " desc nulls last", col(key).desc_nulls_last(), key);
     }
   }
 
@@ -76,8 +97,16 @@ class ColumnarKeyColumnTest {
     }
   }
 
+  /**
+   * The keys of {@code rows} as text, -0.0 written as 0.0: Spark's ordering holds the two equal, so
+   * either sort may put them in any order among themselves.
+   */
   private static List<String> keys(List<Row> rows, int index) {
-    return rows.stream().map(r -> String.valueOf(r.get(index))).toList();
+    return rows.stream().map(r -> {
+      Object key = r.get(index);
+      boolean zero = (key instanceof Double d && d == 0.0) || (key instanceof Float f && f == 0.0f);
+      return zero ? "0.0" : String.valueOf(key);
+    }).toList();
   }
 
   private static List<String> sortedText(List<Row> rows) {
