@@ -388,7 +388,8 @@ final class RowKeyEncoder {
     Object base = row.getBaseObject();
     for (int start = 0; start < prefixBytes; start += 8) {
       int chunkBytes = Math.min(8, prefixBytes - start);
-      long chunk = readBigEndian(base, address + start, Math.max(0, Math.min(8, size - start)));
+      int available = size - start;
+      long chunk = available <= 0 ? 0L : readWordOfValue(base, address + start, available);
       int width = 8 * chunkBytes;
       putFixed(words, pos + 8 * start, width, chunk >>> (64 - width), desc);
     }
@@ -404,18 +405,5 @@ final class RowKeyEncoder {
     long raw = Platform.getLong(base, address);
     long word = LITTLE_ENDIAN ? Long.reverseBytes(raw) : raw;
     return available >= 8 ? word : word & (-1L << (64 - 8 * available));
-  }
-
-  /** Up to 8 bytes at {@code address} as the top bytes of a big-endian long, zero-padded. */
-  private static long readBigEndian(Object base, long address, int available) {
-    if (available == 8) {
-      long raw = Platform.getLong(base, address);
-      return LITTLE_ENDIAN ? Long.reverseBytes(raw) : raw;
-    }
-    long word = 0;
-    for (int i = 0; i < available; i++) {
-      word |= (Platform.getByte(base, address + i) & 0xFFL) << (56 - 8 * i);
-    }
-    return word;
   }
 }
