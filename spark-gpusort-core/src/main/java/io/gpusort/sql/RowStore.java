@@ -170,7 +170,17 @@ final class RowStore {
   /** The pages as an engine reads them, with the row index {@code pointers} of {@code n} rows. */
   RowPages asPages(HostBuffer pointers, int n) {
     return new RowPages(pages, Arrays.copyOf(usedBytes, pages.size()), pointers, n, dataBytes,
-        minRecordBytes == maxRecordBytes ? maxRecordBytes : 0);
+        fixedRecordBytes());
+  }
+
+  /** Bytes of records at the start of page {@code k}, as the intake left them. */
+  long usedBytes(int k) {
+    return usedBytes[k];
+  }
+
+  /** The size of every record when they all have one size, else 0. */
+  int fixedRecordBytes() {
+    return minRecordBytes == maxRecordBytes ? maxRecordBytes : 0;
   }
 
   HostBuffer page(int k) {

@@ -4,6 +4,7 @@ import io.gpusort.engine.RowArrival;
 import io.gpusort.engine.RowPages;
 import io.gpusort.memory.HostBuffer;
 import io.gpusort.memory.HostMemory;
+import java.util.Arrays;
 
 /**
  * A sorted run held in memory: its rows, row index and key columns as the intake stage left them,
@@ -59,9 +60,40 @@ final class SortedRun implements AutoCloseable {
 
   /** A reader of an {@link #ordered} run's rows from position {@code from}. */
   SortedStream stream(int from) {
-    SortedStream stream = new SortedStream(rows, recordBytes, arrival);
+    SortedStream stream = new SortedStream(rows, recordBytes, arrival, this::sortedRowSizes,
+        numRows);
     stream.skip(from);
     return stream;
+  }
+
+  /**
+   * The sizes of the rows at positions {@code [from, from + count)}, from the row index alone: the
+   * intake wrote each page's records back to back in arrival order, so a row's record ends where
+   * the next row's begins when that one is in the same page, else where the page's records end.
+   * The loads do not depend on each other (nor on the rows, which the engine may have moved).
+   */
+  void sortedRowSizes(int from, int count, int[] out) {
+    int fixed = rows.fixedRecordBytes();
+    if (fixed > 0) {
+      Arrays.fill(out, 0, count, fixed - RowPages.RECORD_HEADER_BYTES);
+      return;
+    }
+    long permAddress = permutation.address() + 4L * from;
+    long pointerBase = pointers.address();
+    int last = numRows - 1;
+    for (int j = 0; j < count; j++) {
+      int r = HostMemory.getInt(permAddress + 4L * j);
+      long pointer = HostMemory.getLong(pointerBase + 8L * r);
+      int page = RowPages.pageOf(pointer);
+      long end = rows.usedBytes(page);
+      if (r < last) {
+        long next = HostMemory.getLong(pointerBase + 8L * r + 8);
+        if (RowPages.pageOf(next) == page) {
+          end = RowPages.offsetOf(next);
+        }
+      }
+      out[j] = (int) (end - RowPages.offsetOf(pointer) - RowPages.RECORD_HEADER_BYTES);
+    }
   }
 
   /** The row index (arrival order) of position {@code i}. */

@@ -10,12 +10,28 @@ import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
  * {@link RowPages}) front to back, waiting for each page to be back from the device before reading
  * it: the row is pointed at in its page, or, where a record continues
  * into the next page, copied whole into a scratch array first.
+ *
+ * <p>Where the rows' sizes are known apart from the stream ({@link RowSizes}), the next record's
+ * place is found without reading the current one's length word: reading it would chain each row's
+ * load on the one before (the next address depends on it), one cache miss after another where
+ * rows span cache lines, while rows whose places are known are loaded independently.
  */
 final class SortedStream {
+  /** Sizes read ahead of the stream at once. */
+  private static final int SIZE_BATCH = 256;
+
+  /** The sizes of the rows of a sorted stream, by position, without reading the stream. */
+  @FunctionalInterface
+  interface RowSizes {
+    /** Writes the sizes in bytes of the rows at positions {@code [from, from + count)}. */
+    void sizes(int from, int count, int[] out);
+  }
+
   private final RowStore rows;
   private final long totalBytes;
-  /** The page holding {@link #offset}, and where it starts in the stream. */
+  /** The page holding {@link #offset}, its address, and where it starts in the stream. */
   private int page;
+  private long pageAddress;
   private long pageStart;
   private long pageCapacity;
   /** Stream offset of the next record. */
@@ -28,34 +44,75 @@ final class SortedStream {
   private long arrived;
   /** Time spent waiting for pages to be back. */
   private long waitNanos;
+  /** The rows' sizes by position, or null: each is read from its record's length word. */
+  private final RowSizes sizes;
+  private final int numRows;
+  /** The position of the next record. */
+  private int position;
+  private final int[] sizeBatch;
+  /** How many of {@code sizeBatch} hold sizes, and the next one to take. */
+  private int batchCount;
+  private int batchNext;
 
+  /** A stream whose records are found through their length words. */
   SortedStream(RowStore rows, long totalBytes, RowArrival arrival) {
+    this(rows, totalBytes, arrival, null, 0);
+  }
+
+  /**
+   * A stream of {@code numRows} rows whose sizes come from {@code sizes} (null: from the records'
+   * length words).
+   */
+  SortedStream(RowStore rows, long totalBytes, RowArrival arrival, RowSizes sizes, int numRows) {
     this.rows = rows;
     this.totalBytes = totalBytes;
     this.arrival = arrival == null ? RowArrival.DONE : arrival;
     this.pageCapacity = rows.numPages() == 0 ? 0 : RowPages.capacityBytes(rows.page(0));
+    this.pageAddress = rows.numPages() == 0 ? 0 : rows.page(0).address();
+    this.sizes = sizes;
+    this.numRows = numRows;
+    this.sizeBatch = sizes == null ? null : new int[SIZE_BATCH];
+  }
+
+  /** The size of the next row, from {@link #sizes}; moves {@link #position} past it. */
+  private int nextSize() {
+    if (batchNext == batchCount) {
+      batchCount = Math.min(SIZE_BATCH, numRows - position);
+      if (batchCount <= 0) {
+        throw new IllegalStateException("a sorted stream of " + numRows + " rows has more");
+      }
+      sizes.sizes(position, batchCount, sizeBatch);
+      batchNext = 0;
+    }
+    position++;
+    return sizeBatch[batchNext++];
   }
 
   /** Points {@code row} at the next record; false after the last. */
   boolean next(UnsafeRow row) {
-    if (offset >= totalBytes) {
+    long start = offset;
+    if (start >= totalBytes) {
       return false;
     }
-    moveToOffset();
-    long at = rows.page(page).address() + (offset - pageStart);
-    int size = (int) HostMemory.getLong(at);
-    long inPage = pageCapacity - (offset - pageStart) - RowStore.RECORD_HEADER_BYTES;
-    offset += RowStore.RECORD_HEADER_BYTES + size;
-    if (offset > arrived) {
-      // A record continuing into pages not yet back.
-      await(offset);
+    if (start - pageStart >= pageCapacity || start >= arrived) {
+      moveToOffset();
     }
-    if (size <= inPage) {
+    long inPage = start - pageStart;
+    long at = pageAddress + inPage;
+    int size = sizes == null ? (int) HostMemory.getLong(at) : nextSize();
+    long end = start + RowStore.RECORD_HEADER_BYTES + size;
+    offset = end;
+    if (end > arrived) {
+      // A record continuing into pages not yet back.
+      await(end);
+    }
+    if (end - pageStart <= pageCapacity) {
       currentPage = page;
       row.pointTo(null, at + RowStore.RECORD_HEADER_BYTES, size);
       return true;
     }
-    copyAcrossPages(at + RowStore.RECORD_HEADER_BYTES, inPage, size);
+    copyAcrossPages(at + RowStore.RECORD_HEADER_BYTES,
+        pageCapacity - inPage - RowStore.RECORD_HEADER_BYTES, size);
     currentPage = -1;
     row.pointTo(scratch, HostMemory.BYTE_ARRAY_OFFSET, size);
     return true;
@@ -65,8 +122,9 @@ final class SortedStream {
   void skip(long count) {
     for (long i = 0; i < count && offset < totalBytes; i++) {
       moveToOffset();
-      long at = rows.page(page).address() + (offset - pageStart);
-      offset += RowStore.RECORD_HEADER_BYTES + HostMemory.getLong(at);
+      long at = pageAddress + (offset - pageStart);
+      offset += RowStore.RECORD_HEADER_BYTES
+          + (sizes == null ? (int) HostMemory.getLong(at) : nextSize());
     }
   }
 
@@ -86,6 +144,7 @@ final class SortedStream {
       pageStart += pageCapacity;
       page++;
       pageCapacity = RowPages.capacityBytes(rows.page(page));
+      pageAddress = rows.page(page).address();
     }
     if (offset >= arrived) {
       await(offset + RowStore.RECORD_HEADER_BYTES);

@@ -1,11 +1,13 @@
 package io.gpusort.sql;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpusort.engine.RowPages;
 import io.gpusort.memory.HostBuffer;
+import io.gpusort.memory.HostMemory;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -99,6 +101,84 @@ class SortedStreamTest {
     assertTrue(arrival.awaits < rows.numPages() + n / 10,
         arrival.awaits + " waits for " + rows.numPages() + " pages: not a page at a time");
     rows.freeAllBut(-1);
+  }
+
+  @Test
+  void aRunFindsItsRowsWithoutTheirLengthWords() {
+    for (boolean oneSize : new boolean[] {false, true}) {
+      RowStore rows = new RowStore(memory, PAGE_BYTES);
+      SplittableRandom random = new SplittableRandom(oneSize ? 5 : 13);
+      int n = 3000;
+      long[] pointers = new long[n];
+      for (int i = 0; i < n; i++) {
+        // Rows of many sizes, now and then one larger than a page (a page of its own); or one size.
+        int size = oneSize ? 120 : i % 700 == 350 ? 8 * (600 + random.nextInt(200))
+            : 8 * (1 + random.nextInt(25));
+        pointers[i] = appendRow(rows, size, random);
+      }
+      assertTrue(rows.numPages() > 5, "too few pages to test: " + rows.numPages());
+      assertEquals(oneSize ? 128 : 0, rows.fixedRecordBytes());
+      int[] order = shuffled(n, random);
+      long total = rows.dataBytes();
+      long[] records = new long[n];
+      int[] expectedSizes = new int[n];
+      for (int i = 0; i < n; i++) {
+        records[i] = rows.address(pointers[order[i]]) - RowStore.RECORD_HEADER_BYTES;
+        expectedSizes[i] = rows.size(pointers[order[i]]);
+      }
+      LazyArrival arrival = LazyArrival.sortedOver(rows::page, rows.numPages(), records, total);
+      byte[] stream = arrival.stream();
+      HostBuffer index = HostBuffer.allocate(8L * n);
+      HostBuffer permutation = HostBuffer.allocate(4L * n);
+      for (int i = 0; i < n; i++) {
+        HostMemory.putLong(index.address() + 8L * i, pointers[i]);
+        HostMemory.putInt(permutation.address() + 4L * i, order[i]);
+      }
+      try (SortedRun run = new SortedRun(memory, rows, index, HostBuffer.allocate(8), permutation,
+          n, 1, 0, arrival)) {
+        int[] sizes = new int[n];
+        run.sortedRowSizes(0, n, sizes);
+        assertArrayEquals(expectedSizes, sizes, "sizes from the row index");
+        // Read from the start and from inside: the rows are the stream's, byte for byte, while
+        // the pages' records (the length words included) are garbage until they arrive.
+        for (int from : new int[] {0, 1234}) {
+          SortedStream sorted = run.stream(from);
+          long offset = 0;
+          for (int i = 0; i < from; i++) {
+            offset += RowStore.RECORD_HEADER_BYTES + expectedSizes[i];
+          }
+          UnsafeRow row = new UnsafeRow(1);
+          for (int i = from; i < n; i++) {
+            assertTrue(sorted.next(row), "stream ended at row " + i);
+            assertEquals(expectedSizes[i], row.getSizeInBytes(), "row " + i);
+            byte[] expected = Arrays.copyOfRange(stream, (int) offset + RowStore.RECORD_HEADER_BYTES,
+                (int) offset + RowStore.RECORD_HEADER_BYTES + expectedSizes[i]);
+            assertEquals(-1, Arrays.mismatch(expected, row.getBytes()), "row " + i);
+            offset += RowStore.RECORD_HEADER_BYTES + expectedSizes[i];
+          }
+          assertFalse(sorted.next(row));
+        }
+      }
+    }
+  }
+
+  private static int[] shuffled(int n, SplittableRandom random) {
+    int[] order = new int[n];
+    for (int i = 0; i < n; i++) {
+      int j = random.nextInt(i + 1);
+      order[i] = order[j];
+      order[j] = i;
+    }
+    return order;
+  }
+
+  private static long appendRow(RowStore rows, int size, SplittableRandom random) {
+    byte[] bytes = new byte[size];
+    random.nextBytes(bytes);
+    UnsafeRow row = new UnsafeRow(1);
+    row.pointTo(bytes, size);
+    assertTrue(rows.tryMakeRoom(size));
+    return rows.append(row);
   }
 
   /** Rows of 8 to 200 bytes, first word its index; returns their pointers. */
