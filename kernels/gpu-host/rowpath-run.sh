@@ -13,7 +13,7 @@
 #   VARIANTS   SortBenchmark's within-partition cases on Parquet input (1e8 rows) and with string
 #              keys (2e7 rows), new and OLD
 #   STRING     string keys (2e7 rows), within-partition cases, new and OLD as runs of their own,
-#              twice each, alternating
+#              alternating, ROUNDS times (2)
 #   POOL       within-partition cases, 1e8 cached rows, with the host pool's idle bound at 8g
 #              (the default) and 24g, as runs of their own
 #   COLUMNAR   within-partition cases, columnar intake against rows (intake.columnar=false) as
@@ -24,6 +24,8 @@
 #              then string keys (2e7 rows) the same way
 #   CONCURRENT within-partition cases, 1e8 cached rows, with cuda.concurrentTasks 2 and 16 (CONC
 #              overrides: a list of values) as processes of their own, alternating, twice each
+#   COPY       RowCopyBenchmark: a row copied into pages by Unsafe.copyMemory against a word loop,
+#              one thread and 16 (SIZES: row bytes, 136,256)
 #   MEMORY     the memory, spill and cancellation suites as the build runs them (surefire's default,
 #              spilling and small-heap executions) with engine auto, which is cuda there: each
 #              log's first line names the engine its session resolved
@@ -65,6 +67,13 @@ if [ "${GPU_TESTS:-0}" = 1 ]; then
   echo "gpu tests exit $?"
   grep -E "tests (successful|failed|aborted|skipped)|CudaRowPathTest .*match" "$out/gpu-tests.txt"
   grep -E "✘|=> |Exception" "$out/gpu-tests.txt" | head -20
+fi
+if [ "${COPY:-0}" = 1 ]; then
+  bash "$host_sh" run -- bash -c "java -Xmx8g -cp \"\${CLASSPATH}\" \
+    io.gpusort.examples.RowCopyBenchmark --threads 16 --sizes ${SIZES:-136,256}" \
+    > "$out/row-copy.txt" 2>&1
+  echo "RowCopyBenchmark exit $?"
+  grep -vE "^NOTE" "$out/row-copy.txt"
 fi
 if [ "${MEMORY:-0}" = 1 ]; then
   # $1: label; $2: JVM options; rest: the launcher's selections.
@@ -162,7 +171,7 @@ if [ "${VARIANTS:-0}" = 1 ]; then
     --cases within --key string
 fi
 if [ "${STRING:-0}" = 1 ]; then
-  for round in 1 2; do
+  for round in $(seq "${ROUNDS:-2}"); do
     bench string-new-$round "" "" --rows 20000000 --reps 3 --cases within --key string
     [ -n "$old_prefix" ] && bench string-old-$round "$old_prefix" "" --rows 20000000 --reps 3 \
       --cases within --key string

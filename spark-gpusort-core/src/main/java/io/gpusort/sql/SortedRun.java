@@ -10,9 +10,9 @@ import java.util.Arrays;
  * A sorted run held in memory: its rows, row index and key columns as the intake stage left them,
  * and the permutation the engine computed. Position {@code i} of the run is its i-th row in sorted
  * order. Where the engine put the rows themselves in order ({@link #ordered}), they are read front
- * to back ({@link #stream}), each stretch once it is back from the device; otherwise through the permutation ({@link #gather}). Everything it
- * holds is counted in the task's {@link SortMemory} until {@link #close} (or
- * {@link #closeKeepingPage}).
+ * to back ({@link #stream}), each stretch once it is back from the device; otherwise through the
+ * permutation ({@link #gather}). Everything it holds is counted in the task's {@link SortMemory}
+ * until {@link #close} (or {@link #closeKeepingPage}).
  */
 final class SortedRun implements AutoCloseable {
   final int numRows;
@@ -60,8 +60,9 @@ final class SortedRun implements AutoCloseable {
 
   /** A reader of an {@link #ordered} run's rows from position {@code from}. */
   SortedStream stream(int from) {
+    int fixed = rows.fixedRecordBytes();
     SortedStream stream = new SortedStream(rows, recordBytes, arrival, this::sortedRowSizes,
-        numRows);
+        numRows, fixed == 0 ? 0 : fixed - RowPages.RECORD_HEADER_BYTES);
     stream.skip(from);
     return stream;
   }

@@ -46,6 +46,8 @@ final class SortedStream {
   private long waitNanos;
   /** The rows' sizes by position, or null: each is read from its record's length word. */
   private final RowSizes sizes;
+  /** The size of every row where they all have one size, else 0. */
+  private final int fixedRowBytes;
   private final int numRows;
   /** The position of the next record. */
   private int position;
@@ -56,14 +58,15 @@ final class SortedStream {
 
   /** A stream whose records are found through their length words. */
   SortedStream(RowStore rows, long totalBytes, RowArrival arrival) {
-    this(rows, totalBytes, arrival, null, 0);
+    this(rows, totalBytes, arrival, null, 0, 0);
   }
 
   /**
    * A stream of {@code numRows} rows whose sizes come from {@code sizes} (null: from the records'
-   * length words).
+   * length words), or are all {@code fixedRowBytes} where that is positive.
    */
-  SortedStream(RowStore rows, long totalBytes, RowArrival arrival, RowSizes sizes, int numRows) {
+  SortedStream(RowStore rows, long totalBytes, RowArrival arrival, RowSizes sizes, int numRows,
+      int fixedRowBytes) {
     this.rows = rows;
     this.totalBytes = totalBytes;
     this.arrival = arrival == null ? RowArrival.DONE : arrival;
@@ -71,11 +74,16 @@ final class SortedStream {
     this.pageAddress = rows.numPages() == 0 ? 0 : rows.page(0).address();
     this.sizes = sizes;
     this.numRows = numRows;
+    this.fixedRowBytes = sizes == null ? 0 : fixedRowBytes;
     this.sizeBatch = sizes == null ? null : new int[SIZE_BATCH];
   }
 
   /** The size of the next row, from {@link #sizes}; moves {@link #position} past it. */
   private int nextSize() {
+    if (fixedRowBytes > 0) {
+      position++;
+      return fixedRowBytes;
+    }
     if (batchNext == batchCount) {
       batchCount = Math.min(SIZE_BATCH, numRows - position);
       if (batchCount <= 0) {
@@ -163,7 +171,10 @@ final class SortedStream {
     arrival.poll();
   }
 
-  /** Copies a row of {@code size} bytes that starts at {@code address}, {@code inPage} bytes of it in this page. */
+  /**
+   * Copies a row of {@code size} bytes that starts at {@code address}, {@code inPage} bytes of it
+   * in this page.
+   */
   private void copyAcrossPages(long address, long inPage, int size) {
     if (scratch.length < size) {
       scratch = new byte[Math.max(size, 2 * scratch.length)];

@@ -151,8 +151,8 @@ class SortedStreamTest {
           for (int i = from; i < n; i++) {
             assertTrue(sorted.next(row), "stream ended at row " + i);
             assertEquals(expectedSizes[i], row.getSizeInBytes(), "row " + i);
-            byte[] expected = Arrays.copyOfRange(stream, (int) offset + RowStore.RECORD_HEADER_BYTES,
-                (int) offset + RowStore.RECORD_HEADER_BYTES + expectedSizes[i]);
+            int at = (int) offset + RowStore.RECORD_HEADER_BYTES;
+            byte[] expected = Arrays.copyOfRange(stream, at, at + expectedSizes[i]);
             assertEquals(-1, Arrays.mismatch(expected, row.getBytes()), "row " + i);
             offset += RowStore.RECORD_HEADER_BYTES + expectedSizes[i];
           }
