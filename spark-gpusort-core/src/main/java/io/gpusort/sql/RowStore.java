@@ -22,12 +22,12 @@ import org.apache.spark.unsafe.Platform;
 final class RowStore {
   static final int RECORD_HEADER_BYTES = RowPages.RECORD_HEADER_BYTES;
   /**
-   * Rows up to this size are copied word by word: {@code Unsafe.copyMemory} from the heap costs a
-   * call into the VM's native copy each time, which word loads and stores, compiled inline, beat
-   * up to a few hundred bytes (a 136-byte row on the 2-core machine with two threads: 31 ns
-   * against 43 a row into pages; 256 bytes: 50 against 79).
+   * Rows up to this size are copied word by word, larger ones by {@code Unsafe.copyMemory}. On the
+   * H200 host the bulk copy is the faster already at 136 bytes (16 threads copying rows into
+   * pages: 40 ns a row against 46 for the word loop; 256 bytes: 69 against 80), though not on the
+   * 2-core machine ({@code RowCopyBenchmark}).
    */
-  private static final int SMALL_ROW_BYTES = 256;
+  private static final int SMALL_ROW_BYTES = 64;
   /** The first page's size (or {@code maxPageBytes} when smaller). */
   static final long FIRST_PAGE_BYTES = 64L << 10;
 
@@ -106,7 +106,7 @@ final class RowStore {
     Object base = row.getBaseObject();
     long from = row.getBaseOffset();
     if (size <= SMALL_ROW_BYTES) {
-      // UnsafeRow sizes are multiples of 8.
+      // UnsafeRow sizes are multiples of 8: word copies beat a bulk copy's set-up for small rows.
       for (int k = 0; k < size; k += 8) {
         HostMemory.putLong(at + RECORD_HEADER_BYTES + k, Platform.getLong(base, from + k));
       }
