@@ -4,7 +4,6 @@ import io.gpusort.engine.RowArrival;
 import io.gpusort.engine.RowPages;
 import io.gpusort.memory.HostBuffer;
 import io.gpusort.memory.HostMemory;
-import java.util.Arrays;
 
 /**
  * A sorted run held in memory: its rows, row index and key columns as the intake stage left them,
@@ -71,14 +70,10 @@ final class SortedRun implements AutoCloseable {
    * The sizes of the rows at positions {@code [from, from + count)}, from the row index alone: the
    * intake wrote each page's records back to back in arrival order, so a row's record ends where
    * the next row's begins when that one is in the same page, else where the page's records end.
-   * The loads do not depend on each other (nor on the rows, which the engine may have moved).
+   * The loads do not depend on each other (nor on the rows, which the engine may have moved). A
+   * run of one row size needs none: its stream is given that size ({@link #stream}).
    */
   void sortedRowSizes(int from, int count, int[] out) {
-    int fixed = rows.fixedRecordBytes();
-    if (fixed > 0) {
-      Arrays.fill(out, 0, count, fixed - RowPages.RECORD_HEADER_BYTES);
-      return;
-    }
     long permAddress = permutation.address() + 4L * from;
     long pointerBase = pointers.address();
     int last = numRows - 1;
