@@ -26,6 +26,9 @@
 #              overrides: a list of values) as processes of their own, alternating, twice each
 #   COPY       RowCopyBenchmark: a row copied into pages by Unsafe.copyMemory against a word loop,
 #              one thread and 16 (SIZES: row bytes, 136,256)
+#   STAGING    within-partition cases, rows staged through the 2 MB ring (the default) against
+#              written in their pages (stagingBytes=0) and an 8 MB ring, as cases of one run, on
+#              STAGING_INPUTS (string cached parquet: 2e7 string-key rows, 1e8 cached, 1e8 Parquet)
 #   MEMORY     the memory, spill and cancellation suites as the build runs them (surefire's default,
 #              spilling and small-heap executions) with engine auto, which is cuda there: each
 #              log's first line names the engine its session resolved
@@ -141,6 +144,19 @@ if [ "${OVERLAP:-0}" = 1 ]; then
   v="$v --variant neither:spark.gpusort.gather.uploadAhead=false,spark.gpusort.gather.streamOutput=false"
   bench overlap-cached "" "" --rows 100000000 --reps "${REPS:-3}" --cases within $v
   bench overlap-string "" "" --rows 20000000 --reps "${REPS:-3}" --cases within --key string $v
+fi
+if [ "${STAGING:-0}" = 1 ]; then
+  v="--variant unstaged:spark.gpusort.gather.stagingBytes=0"
+  v="$v --variant ring8m:spark.gpusort.gather.stagingBytes=8m"
+  for input in ${STAGING_INPUTS:-string cached parquet}; do
+    case $input in
+      string) bench staging-string "" "" --rows 20000000 --reps "${REPS:-5}" --cases within \
+        --key string $v ;;
+      cached) bench staging-cached "" "" --rows 100000000 --reps "${REPS:-3}" --cases within $v ;;
+      parquet) bench staging-parquet "" "" --rows 100000000 --reps "${REPS:-3}" --cases within \
+        --input parquet $v ;;
+    esac
+  done
 fi
 if [ "${COLUMNAR:-0}" = 1 ]; then
   rows="--variant rows:spark.gpusort.intake.columnar=false"

@@ -122,6 +122,14 @@ public final class GpuSortConf {
           + "last page. These copies wait for no GPU-task slot and stop (the gather then sends the "
           + "pages itself) where they would take more than half the device memory budget.");
 
+  public static final ConfEntry<Long> STAGING_BYTES = bytesEntry(
+      "spark.gpusort.gather.stagingBytes", 2L << 20, 0L, 1L << 30,
+      "Host memory a task's sort on a GPU engine stages its rows through on their way to the "
+          + "device, with spark.gpusort.gather.uploadAhead on: four page-locked buffers used in "
+          + "turn, small enough to stay in the CPU's cache, so that a row's copy costs no write to "
+          + "memory and the row pages are written only by the copy of the sorted rows back. 0 "
+          + "writes the rows in their pages and sends the pages.");
+
   public static final ConfEntry<Boolean> STREAM_OUTPUT = booleanEntry(
       "spark.gpusort.gather.streamOutput", true,
       "Whether, on a GPU engine, the sorted rows are handed on as they come back from the device, "

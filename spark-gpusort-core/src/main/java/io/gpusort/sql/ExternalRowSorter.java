@@ -96,7 +96,8 @@ final class ExternalRowSorter implements SortMemory.Spiller {
     this.numFields = plan.numFields();
     this.builder = new RunBuilder(keys, memory, plan.chunkBytes, plan.gatherRowsOnHost,
         numFields, engine::openRowUpload,
-        RunBuilder.firstCapacity(plan.expectedPartitionRows, plan.runBytes, keys.numWords));
+        RunBuilder.firstCapacity(plan.expectedPartitionRows, plan.runBytes, keys.numWords),
+        plan.stagingBytes);
     HostBuffer.configurePools(plan.poolMaxIdleBytes, plan.poolIdleTimeoutMillis);
     memory.setSpiller(this);
     task.addTaskCompletionListener((TaskCompletionListener) context -> close());

@@ -18,6 +18,12 @@ import org.apache.spark.unsafe.Platform;
  *
  * <p>Pages start small and double up to {@code maxPageBytes}, so that a small partition holds
  * little and a large one few pages; a row larger than that gets a page of its own.
+ *
+ * <p>On a GPU engine the rows may be staged instead ({@link #stageThrough}): written into the
+ * small buffers of a {@link StagingRing} and sent to the device from there, stretch by stretch,
+ * each stretch at its place in its page, which the host does not write. The pointers, the pages'
+ * used sizes and the record layout are the same either way; the pages hold the rows once the
+ * gather's copy back or {@link io.gpusort.engine.RowUpload#restorePages} has written them.
  */
 final class RowStore {
   static final int RECORD_HEADER_BYTES = RowPages.RECORD_HEADER_BYTES;
@@ -36,9 +42,18 @@ final class RowStore {
   private final List<HostBuffer> pages = new ArrayList<>();
   private long[] usedBytes = new long[8];
   private HostBuffer current;
-  private long currentAddress;
   private long currentCapacity;
   private long used;
+  /** Where the record at offset 0 of the current page would be written: the page or a staging. */
+  private long writeBase;
+  /** Offset in the current page up to which records may be written at {@link #writeBase}. */
+  private long writeLimit;
+  /** Offset in the current page where the stretch not yet sent to the device begins. */
+  private long stretchStart;
+  /** The staging buffer records are written into, or null while they go into the page. */
+  private HostBuffer stretch;
+  /** Staging buffers the rows go to the device through; null where they go in their pages. */
+  private StagingRing ring;
   private long heldBytes;
   private long dataBytes;
   private long nextPageBytes;
@@ -65,6 +80,23 @@ final class RowStore {
     this.listener = listener;
   }
 
+  /**
+   * From the next page on, writes rows into the staging buffers of {@code ring} and sends them to
+   * the device from there, stretch by stretch, leaving the pages for the copy back (before any
+   * row is taken in). Pages are no longer handed to the page listener.
+   */
+  void stageThrough(StagingRing ring) {
+    if (current != null) {
+      throw new IllegalStateException("staging asked for once rows are in");
+    }
+    this.ring = ring;
+  }
+
+  /** Whether rows go to the device through staging buffers (for tests). */
+  boolean staging() {
+    return ring != null;
+  }
+
   static long recordBytes(int rowSize) {
     return RECORD_HEADER_BYTES + rowSize;
   }
@@ -72,7 +104,13 @@ final class RowStore {
   /** Makes room for a row of {@code rowSize} bytes; false when the memory was refused. */
   boolean tryMakeRoom(int rowSize) {
     long needed = recordBytes(rowSize);
+    if (current != null && writeLimit - used >= needed) {
+      return true;
+    }
     if (current != null && currentCapacity - used >= needed) {
+      // The page has room, the staging buffer not: the stretch goes, the next one begins.
+      sendStretch();
+      beginStretch(needed);
       return true;
     }
     if (pages.size() >= 1 << (64 - RowPages.OFFSET_BITS - 1)) {
@@ -85,23 +123,91 @@ final class RowStore {
     if (pages.size() == usedBytes.length) {
       usedBytes = Arrays.copyOf(usedBytes, 2 * usedBytes.length);
     }
-    if (current != null && listener != null) {
-      listener.pageFull(current, used);
+    if (current != null) {
+      sendStretch();
+      if (listener != null && ring == null) {
+        listener.pageFull(current, used);
+      }
     }
     pages.add(page);
     current = page;
-    currentAddress = page.address();
     currentCapacity = RowPages.capacityBytes(page);
     used = 0;
     heldBytes += page.sizeBytes();
     nextPageBytes = Math.min(maxPageBytes, 2 * nextPageBytes);
+    beginStretch(needed);
     return true;
+  }
+
+  /**
+   * Points the writes at a staging buffer for the records from {@link #used} on, or at the page
+   * where none is staging (or the record of {@code needed} bytes is larger than one).
+   */
+  private void beginStretch(long needed) {
+    stretchStart = used;
+    stretch = ring == null ? null : ring.next(currentCapacity - used, needed);
+    if (stretch != null) {
+      writeBase = stretch.address() - used;
+      writeLimit = used + Math.min(currentCapacity - used, ring.bufferBytes());
+    } else {
+      writeBase = current.address();
+      // A record larger than a staging buffer is written in the page and sent from there alone;
+      // where the ring has no buffers, every record is, a stretch a page.
+      writeLimit = ring == null || ring.failed() ? currentCapacity : used + needed;
+    }
+  }
+
+  /**
+   * Sends the records written since the stretch began to the device, from the staging buffer
+   * (or from the page, where they were written there); where the upload has stopped, copies
+   * them into the page and writes the rest of the run in its pages.
+   */
+  private void sendStretch() {
+    long bytes = used - stretchStart;
+    if (ring == null || bytes == 0) {
+      return;
+    }
+    HostBuffer source = stretch == null ? current : stretch;
+    long sourceOffset = stretch == null ? stretchStart : 0;
+    if (!ring.send(current, stretchStart, source, sourceOffset, bytes)) {
+      if (stretch != null) {
+        HostMemory.copy(stretch.address(), current.address() + stretchStart, bytes);
+      }
+      stopStaging();
+    }
+    stretchStart = used;
+  }
+
+  /** Writes from here on go into the pages, which then hold every row taken in. */
+  private void stopStaging() {
+    ring.close();
+    ring = null;
+    stretch = null;
+    if (current != null) {
+      writeBase = current.address();
+      writeLimit = currentCapacity;
+      stretchStart = used;
+    }
+  }
+
+  /**
+   * Sends the last stretch and gives the staging buffers back (once no copy reads them): no row
+   * is added after this. The pages hold the rows unless the upload has them ({@link
+   * io.gpusort.engine.RowUpload#restorePages}).
+   */
+  void finishStaging() {
+    if (ring != null) {
+      sendStretch();
+      if (ring != null) {
+        stopStaging();
+      }
+    }
   }
 
   /** Copies {@code row} into the current page (after {@link #tryMakeRoom}); returns its pointer. */
   long append(UnsafeRow row) {
     int size = row.getSizeInBytes();
-    long at = currentAddress + used;
+    long at = writeBase + used;
     HostMemory.putLong(at, size);
     Object base = row.getBaseObject();
     long from = row.getBaseOffset();
@@ -122,7 +228,7 @@ final class RowStore {
    * still fit the current page.
    */
   int roomFor(ColumnarRowWriter writer, int from, int count) {
-    return current == null ? 0 : writer.rowsWithin(from, count, currentCapacity - used, 0);
+    return current == null ? 0 : writer.rowsWithin(from, count, writeLimit - used, 0);
   }
 
   /**
@@ -131,7 +237,7 @@ final class RowStore {
    * others follows the record before it).
    */
   long append(ColumnarRowWriter writer, int from, int count) {
-    long bytes = writer.write(from, count, currentAddress + used);
+    long bytes = writer.write(from, count, writeBase + used);
     return appended(bytes, recordBytes(writer.minRowBytes(from, count)),
         recordBytes(writer.maxRowBytes(from, count)));
   }
@@ -154,6 +260,15 @@ final class RowStore {
   void pointTo(UnsafeRow target, long pointer) {
     long at = pages.get(RowPages.pageOf(pointer)).address() + RowPages.offsetOf(pointer);
     target.pointTo(null, at + RECORD_HEADER_BYTES, (int) HostMemory.getLong(at));
+  }
+
+  /**
+   * Points {@code target} at a row of {@code size} bytes just written at {@code pointer} in the
+   * current page, where it was written (a staging buffer, perhaps): valid until the next
+   * {@link #tryMakeRoom}.
+   */
+  void pointToWritten(UnsafeRow target, long pointer, int size) {
+    target.pointTo(null, writeBase + RowPages.offsetOf(pointer) + RECORD_HEADER_BYTES, size);
   }
 
   /** As {@link #pointTo(UnsafeRow, long)}, with the row's size already known. */
@@ -211,6 +326,11 @@ final class RowStore {
    * the caller frees it with {@link SortMemory#releaseNative} once no row points into it.
    */
   HostBuffer freeAllBut(int keep) {
+    if (ring != null) {
+      ring.close();
+      ring = null;
+      stretch = null;
+    }
     HostBuffer kept = null;
     for (int i = 0; i < pages.size(); i++) {
       if (i == keep) {
@@ -221,7 +341,8 @@ final class RowStore {
     }
     pages.clear();
     current = null;
-    currentAddress = 0;
+    writeBase = 0;
+    writeLimit = 0;
     currentCapacity = 0;
     used = 0;
     heldBytes = 0;

@@ -72,6 +72,8 @@ final class RunBuilder implements AutoCloseable {
    * many bytes again as the final one, so a run whose rows are known ahead starts at its size.
    */
   private final int firstCapacity;
+  /** Bytes of each run's staging ring; 0 for none. */
+  private final long stagingBytes;
   /** The run's pages on their way to the device, or null. */
   private RowUpload upload;
   private boolean uploadOpened;
@@ -92,6 +94,17 @@ final class RunBuilder implements AutoCloseable {
    */
   RunBuilder(RowKeys keys, SortMemory memory, long pageBytes, boolean gatherOnHost,
       int numFields, Supplier<RowUpload> uploads, int firstCapacity) {
+    this(keys, memory, pageBytes, gatherOnHost, numFields, uploads, firstCapacity, 0);
+  }
+
+  /**
+   * @param stagingBytes host memory through which each run's rows go to the device where its
+   *     upload {@link RowUpload#takesStagedRows} (a {@link StagingRing}); 0: rows are written in
+   *     their pages and the pages sent
+   */
+  RunBuilder(RowKeys keys, SortMemory memory, long pageBytes, boolean gatherOnHost,
+      int numFields, Supplier<RowUpload> uploads, int firstCapacity, long stagingBytes) {
+    this.stagingBytes = stagingBytes;
     this.firstCapacity = firstCapacity;
     this.uploads = uploads;
     this.gatherOnHost = gatherOnHost;
@@ -136,13 +149,27 @@ final class RunBuilder implements AutoCloseable {
 
   /**
    * Opens the run's upload before its first page is taken (opening it may start the engine, which
-   * makes pages page-locked from then on) and has each full page sent.
+   * makes pages page-locked from then on) and has each full page sent, or the rows staged where
+   * the upload takes them so.
    */
   private void openUpload() {
     uploadOpened = true;
     upload = uploads == null ? null : uploads.get();
     if (upload != null) {
       rows.onPageFull(upload::add);
+      if (stagingBytes > 0 && upload.takesStagedRows()) {
+        rows.stageThrough(new StagingRing(memory, upload, stagingBytes));
+      }
+    }
+  }
+
+  /**
+   * Has the pages hold every row taken in, bringing back from the device those only it holds:
+   * before the host reads the rows of a run that has not been put in order on the device.
+   */
+  private void restoreRows() {
+    if (upload != null) {
+      upload.restorePages();
     }
   }
 
@@ -193,7 +220,7 @@ final class RunBuilder implements AutoCloseable {
     }
     for (int j = 0; j < count; j++) {
       int size = writer.rowBytes(from + j);
-      rows.pointTo(written, pointer, size);
+      rows.pointToWritten(written, pointer, size);
       index(pointer, written);
       // The records lie one after another in one page: the next pointer is an offset further.
       pointer += RowStore.recordBytes(size);
@@ -291,15 +318,21 @@ final class RunBuilder implements AutoCloseable {
       throw new IllegalStateException("sealing an empty run");
     }
     int n = numRows;
+    rows.finishStaging();
     compactKeyColumns(n);
     KeyBatch batch = new KeyBatch(keyWords, n, keys.numWords, keys.layout.keyBits());
     HostBuffer permutation = HostBuffer.acquireTransferable(4L * n);
     try {
+      if (presortedRuns) {
+        // Merging compares rows where truncated keys tie: the host reads them.
+        restoreRows();
+      }
       if (!presortedRuns || !mergePresorted(batch, permutation, killCheck)) {
         engine.sort(batch, permutation);
       }
       // Exact keys (every string within its prefix) tie only where Spark's order ties too.
       if (keys.exact && !keys.encoder.keysExact()) {
+        restoreRows();
         breakTies(batch, permutation, metrics, killCheck);
       }
     } catch (RuntimeException | Error e) {
@@ -309,6 +342,13 @@ final class RunBuilder implements AutoCloseable {
     RowArrival arrival;
     try {
       arrival = engine.gatherRows(rows.asPages(pointers, n), permutation, upload);
+      if (arrival == null) {
+        // Read through the permutation (or gathered on the host): from the pages.
+        restoreRows();
+      }
+    } catch (RuntimeException | Error e) {
+      permutation.close();
+      throw e;
     } finally {
       closeUpload();
     }

@@ -26,6 +26,8 @@ final class SortPlan implements Serializable {
   final boolean columnarIntake;
   /** Whether pages go to a GPU engine's device as they fill ({@code gather.uploadAhead}). */
   final boolean uploadAhead;
+  /** Bytes of a run's staging ring on a GPU engine ({@code gather.stagingBytes}); 0 for none. */
+  final long stagingBytes;
   /** Whether rows are handed on as they come back from the device ({@code gather.streamOutput}). */
   final boolean streamOutput;
   final GlobalMode globalMode;
@@ -65,6 +67,7 @@ final class SortPlan implements Serializable {
     this.gatherRowsOnHost = conf.get(GpuSortConf.GATHER_ROWS_ON_HOST);
     this.columnarIntake = conf.get(GpuSortConf.COLUMNAR_INTAKE);
     this.uploadAhead = conf.get(GpuSortConf.UPLOAD_AHEAD);
+    this.stagingBytes = conf.get(GpuSortConf.STAGING_BYTES);
     this.streamOutput = conf.get(GpuSortConf.STREAM_OUTPUT);
     this.globalMode = conf.get(GpuSortConf.GLOBAL_MODE);
     this.outputPartitions = conf.get(GpuSortConf.OUTPUT_PARTITIONS);

@@ -59,11 +59,13 @@ final class DeviceRowGather implements AutoCloseable {
   RowArrival run(CudaRowUpload upload) {
     StageClock clock = new StageClock(4);
     boolean handedOver = false;
+    DeviceBuffer uploaded = null;
     try {
       clock.mark(0, ws.stream);
       DeviceBuffer in = upload == null ? null : upload.completeFor(rows, ws);
       long[] pageBase;
       if (in != null) {
+        uploaded = in;
         owned.add(in);
         pageBase = packedPageBases();
       } else {
@@ -77,8 +79,8 @@ final class DeviceRowGather implements AutoCloseable {
       DeviceBuffer out = allocate(rows.recordBytes());
       gather(in.pointer(), pointers, perm, bases, out.pointer());
       clock.mark(2, ws.stream);
-      // Until here the pages are untouched and a failure leaves them as they were; from here the
-      // device overwrites them.
+      // Until here the pages are untouched and a failure leaves them as they were (rows they do
+      // not hold yet are brought back below); from here the device overwrites them.
       ws.synchronize();
       EngineTimes times = EngineTimes.ofThread();
       times.toDeviceNanos += clock.nanosBetween(0, 1);
@@ -95,7 +97,16 @@ final class DeviceRowGather implements AutoCloseable {
     } finally {
       if (!handedOver) {
         clock.close();
-        close();
+        try {
+          if (uploaded != null) {
+            // Rows the pages do not hold yet (staged by the intake) come back before the buffer
+            // holding them is freed; the gather's kernels have not written it.
+            JCudaDriver.cuStreamSynchronize(ws.stream);
+            upload.restoreFrom(uploaded);
+          }
+        } finally {
+          close();
+        }
       }
     }
   }

@@ -88,6 +88,65 @@ class CudaEngineExtraTest {
   }
 
   /**
+   * Rows staged as the intake stages them: each page sent in stretches through a page-locked
+   * staging buffer reused once its copy is done, the page itself then holding garbage. The
+   * device's gather streams them back in order; or, where the host must read them first, {@code
+   * restorePages} brings every page back as it was. The device memory all goes back.
+   */
+  @ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(booleans = {true, false})
+  void stagedRowsAreGatheredOrBroughtBack(boolean gather) {
+    int n = 400_000;
+    SplittableRandom random = new SplittableRandom(SEED);
+    try (CudaEngine engine = CudaEngineTest.openOrSkip(EngineOptions.defaults(EngineChoice.CUDA));
+        RandomRecords records = new RandomRecords(HostBuffer::acquireTransferable);
+        RowUpload upload = engine.openRowUpload();
+        HostBuffer stagingA = HostBuffer.acquireTransferable(64 << 10);
+        HostBuffer stagingB = HostBuffer.acquireTransferable(64 << 10)) {
+      assertTrue(upload.takesStagedRows() && upload.canSendFrom(stagingA));
+      RowPages rows = records.write(random, n, 8, 160, 1L << 20, null);
+      HostBuffer permutation = records.shuffle(random);
+      byte[] expected = records.expectedStream();
+      byte[][] original = new byte[rows.numPages()][];
+      HostBuffer[] staging = {stagingA, stagingB};
+      int stretches = 0;
+      for (int k = 0; k < rows.numPages(); k++) {
+        HostBuffer page = rows.page(k);
+        long used = rows.usedBytes(k);
+        original[k] = new byte[(int) used];
+        HostMemory.copy(null, page.address(), original[k], HostMemory.BYTE_ARRAY_OFFSET, used);
+        for (long at = 0; at < used; at += 64 << 10) {
+          HostBuffer buffer = staging[stretches++ % 2];
+          upload.awaitRead(buffer);
+          long length = Math.min(64 << 10, used - at);
+          HostMemory.copy(page.address() + at, buffer.address(), length);
+          assertTrue(upload.send(page, at, buffer, 0, length), "stretch refused");
+        }
+        HostMemory.fill(page.address(), used, (byte) 0x5A);
+      }
+      if (gather) {
+        try (RowArrival arrival = engine.gatherRows(rows, permutation, upload)) {
+          assertTrue(arrival != null, "the engine declined the gather");
+          byte[] actual = records.readStream(arrival);
+          int mismatch = java.util.Arrays.mismatch(expected, actual);
+          assertEquals(-1, mismatch,
+              "sorted stream differs from byte " + mismatch + ", seed " + SEED);
+        }
+      } else {
+        upload.restorePages();
+        for (int k = 0; k < rows.numPages(); k++) {
+          byte[] back = new byte[original[k].length];
+          HostMemory.copy(null, rows.page(k).address(), back, HostMemory.BYTE_ARRAY_OFFSET,
+              back.length);
+          assertArrayEquals(original[k], back, "page " + k + " not brought back");
+        }
+      }
+      upload.close();
+      assertEquals(0, engine.deviceBytesInUse(), "device memory still held");
+    }
+  }
+
+  /**
    * A budget far under the batch: the engine sorts pieces on the device and merges them on the
    * host, with the CPU engine's result (stability included).
    */
