@@ -18,7 +18,8 @@
 #              (the default) and 24g, as runs of their own
 #   COLUMNAR   within-partition cases, columnar intake against rows (intake.columnar=false) as
 #              cases of one run, on cached and Parquet input (1e8 rows); string keys (2e7 rows)
-#   PROFILE_STRING  as PROFILE, string keys (2e7 rows)
+#   PROFILE_STRING  as PROFILE, string keys (2e7 rows), PROFILE_REPS repetitions (1), samples
+#              attributed to inlined methods (DebugNonSafepoints)
 #   OVERLAP    within-partition cases, 1e8 cached rows: pages sent while rows arrive and output
 #              while rows come back (the defaults) against either or both off, as cases of one run;
 #              then string keys (2e7 rows) the same way
@@ -125,8 +126,11 @@ if [ "${PROFILE:-0}" = 1 ]; then
   fi
 fi
 if [ "${PROFILE_STRING:-0}" = 1 ]; then
-  jfr="-XX:StartFlightRecording=filename=/tmp/string.jfr,settings=profile"
-  bench profile-string "" "$jfr" --rows 20000000 --reps 1 --cases within --key string
+  # Samples attributed to the inlined method they fall in, not the nearest safepoint's.
+  jfr="-XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints"
+  jfr="$jfr -XX:StartFlightRecording=filename=/tmp/string.jfr,settings=profile"
+  bench profile-string "" "$jfr" --rows 20000000 --reps "${PROFILE_REPS:-1}" --cases within \
+    --key string
   fold_samples /tmp/string.jfr "$out/samples-string.txt"
   # Task threads in native code (JNI: the CUDA driver's calls), which execution samples miss.
   fold_samples /tmp/string.jfr "$out/native-string.txt" jdk.NativeMethodSample
