@@ -6,8 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpusort.config.GpuSortConf;
-import io.gpusort.engine.Engines;
-import io.gpusort.engine.KeyBatch;
 import io.gpusort.engine.RowArrival;
 import io.gpusort.engine.RowPages;
 import io.gpusort.engine.RowUpload;
@@ -148,7 +146,7 @@ class RunBuilderStreamingTest {
   }
 
   /** Sorts on the CPU engine; "uploads" and "gathers" in host memory, the stream lazily. */
-  private static final class HostDeviceEngine implements SortEngine {
+  private static final class HostDeviceEngine extends CpuBackedDeviceEngine {
     final boolean decline;
     final List<FakeUpload> uploads = new ArrayList<>();
     int pagesAtGather;
@@ -156,21 +154,6 @@ class RunBuilderStreamingTest {
 
     HostDeviceEngine(boolean decline) {
       this.decline = decline;
-    }
-
-    @Override
-    public String name() {
-      return "cuda";
-    }
-
-    @Override
-    public void sort(KeyBatch keys, HostBuffer permutation) {
-      Engines.cpu().sort(keys, permutation);
-    }
-
-    @Override
-    public boolean gathersRowsOnDevice() {
-      return true;
     }
 
     @Override

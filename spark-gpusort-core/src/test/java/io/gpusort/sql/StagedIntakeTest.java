@@ -6,8 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpusort.config.GpuSortConf;
-import io.gpusort.engine.Engines;
-import io.gpusort.engine.KeyBatch;
 import io.gpusort.engine.RowArrival;
 import io.gpusort.engine.RowPages;
 import io.gpusort.engine.RowUpload;
@@ -236,7 +234,7 @@ class StagedIntakeTest {
   private enum Mode { GATHER, DECLINE }
 
   /** Sorts on the CPU engine; its "device" is the upload's host copy. */
-  private static final class StagingEngine implements SortEngine {
+  private static final class StagingEngine extends CpuBackedDeviceEngine {
     final Mode mode;
     final long deviceBytes;
     final List<StagingUpload> uploads = new ArrayList<>();
@@ -245,21 +243,6 @@ class StagedIntakeTest {
     StagingEngine(Mode mode, long deviceBytes) {
       this.mode = mode;
       this.deviceBytes = deviceBytes;
-    }
-
-    @Override
-    public String name() {
-      return "cuda";
-    }
-
-    @Override
-    public void sort(KeyBatch keys, HostBuffer permutation) {
-      Engines.cpu().sort(keys, permutation);
-    }
-
-    @Override
-    public boolean gathersRowsOnDevice() {
-      return true;
     }
 
     @Override
