@@ -142,7 +142,9 @@ public final class GpuSortConf {
           + "Parquet, ORC) with only atomic columns (numbers, dates, timestamps, decimals, strings, "
           + "binaries) takes the scan's batches and writes their rows straight into its own "
           + "memory, instead of rows Spark converts for it and it then copies. The in-memory "
-          + "cache hands out batches of numeric columns only.");
+          + "cache's batches are taken where its columns are numbers, strings or binaries (those "
+          + "of strings and binaries read by the sort itself, where Spark would convert them into "
+          + "rows); with other types its rows are.");
 
   public static final ConfEntry<GlobalMode> GLOBAL_MODE = enumEntry("spark.gpusort.global.mode",
       GlobalMode.class, GlobalMode.SORT,

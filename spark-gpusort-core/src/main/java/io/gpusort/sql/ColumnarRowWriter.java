@@ -187,7 +187,13 @@ final class ColumnarRowWriter {
       }
       ColumnVector v = vectors[i];
       boolean string = types[i] instanceof StringType;
-      if (v instanceof WritableColumnVector direct && !direct.hasDictionary()) {
+      if (v instanceof CachedBytesVector cached) {
+        for (int r = 0; r < numRows; r++) {
+          if (!cached.isNullAt(r)) {
+            rowSizes[r] = Math.addExact(rowSizes[r], roundToWord(cached.length(r)));
+          }
+        }
+      } else if (v instanceof WritableColumnVector direct && !direct.hasDictionary()) {
         // Lengths read without making a UTF8String or copying the bytes.
         for (int r = 0; r < numRows; r++) {
           if (!direct.isNullAt(r)) {
@@ -427,6 +433,10 @@ final class ColumnarRowWriter {
 
   private void writeStrings(int i, int from, int count) {
     ColumnVector v = vectors[i];
+    if (v instanceof CachedBytesVector cached) {
+      writeCachedBytes(cached, i, from, count);
+      return;
+    }
     long slot = bitsetBytes + 8L * i;
     for (int j = 0; j < count; j++) {
       long row = rowAddresses[j];
@@ -446,6 +456,10 @@ final class ColumnarRowWriter {
 
   private void writeBinaries(int i, int from, int count) {
     ColumnVector v = vectors[i];
+    if (v instanceof CachedBytesVector cached) {
+      writeCachedBytes(cached, i, from, count);
+      return;
+    }
     long slot = bitsetBytes + 8L * i;
     for (int j = 0; j < count; j++) {
       long row = rowAddresses[j];
@@ -459,6 +473,24 @@ final class ColumnarRowWriter {
       Platform.copyMemory(value, Platform.BYTE_ARRAY_OFFSET, null, row + offset, value.length);
       Platform.putLong(null, row + slot, ((long) offset << 32) | value.length);
       cursors[j] = offset + roundToWord(value.length);
+    }
+  }
+
+  /** Strings or binaries read in the cache's buffer: each value's bytes copied once, no object. */
+  private void writeCachedBytes(CachedBytesVector v, int i, int from, int count) {
+    long slot = bitsetBytes + 8L * i;
+    for (int j = 0; j < count; j++) {
+      long row = rowAddresses[j];
+      if (v.isNullAt(from + j)) {
+        setNull(row, i);
+        continue;
+      }
+      int size = v.length(from + j);
+      int offset = cursors[j];
+      zeroPadding(row + offset, size);
+      v.copyTo(from + j, row + offset);
+      Platform.putLong(null, row + slot, ((long) offset << 32) | size);
+      cursors[j] = offset + roundToWord(size);
     }
   }
 

@@ -11,6 +11,7 @@ import org.apache.spark.sql.catalyst.expressions.SortOrder;
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
 import org.apache.spark.sql.catalyst.plans.physical.UnknownPartitioning;
 import org.apache.spark.sql.execution.ColumnarToRowExec;
+import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec;
 import org.apache.spark.sql.execution.InputAdapter;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.WholeStageCodegenExec;
@@ -58,9 +59,9 @@ public final class GpuSortExec extends SparkPlan {
   @Override
   public RDD<InternalRow> doExecute() {
     GpuSortConf conf = GpuSortConf.of(settings);
-    SparkPlan columnar = global ? null : columnarSource(conf.get(GpuSortConf.COLUMNAR_INTAKE));
-    if (columnar != null) {
-      RDD<ColumnarBatch> batches = columnar.executeColumnar();
+    RDD<ColumnarBatch> batches = global ? null
+        : columnarInput(conf.get(GpuSortConf.COLUMNAR_INTAKE));
+    if (batches != null) {
       return SortPipelines.sortBatchesWithinPartitions(batches,
           sortPlan(conf, expectedPartitionRows(child, batches.getNumPartitions())));
     }
@@ -101,6 +102,23 @@ public final class GpuSortExec extends SparkPlan {
     }
     long total = rows.get().longValue();
     return total <= 0 ? 0 : (total + numPartitions - 1) / numPartitions;
+  }
+
+  /**
+   * The batches the columnar intake takes, or null where the rows come as rows: those of the
+   * columnar source below, or, where the child is a scan of the in-memory cache that would hand
+   * out rows (a string or binary column), its cached batches read by {@link CachedBatchColumns}.
+   */
+  private RDD<ColumnarBatch> columnarInput(boolean columnarIntake) {
+    SparkPlan columnar = columnarSource(columnarIntake);
+    if (columnar != null) {
+      return columnar.executeColumnar();
+    }
+    if (columnarIntake && child instanceof InMemoryTableScanExec scan
+        && ColumnarRowWriter.of(child.schema()) != null) {
+      return CachedBatchColumns.read(scan);
+    }
+    return null;
   }
 
   /**

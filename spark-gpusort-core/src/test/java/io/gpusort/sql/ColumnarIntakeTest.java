@@ -28,7 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
  * same input, partition by partition, with nulls, NaN, -0.0 and extremes in every fixed-width
  * column type, with strings (empty, multi-byte, longer than 64 bytes, sharing long prefixes),
  * binaries and decimals compact and wide as keys and as payload, with small pages and spills. The
- * in-memory cache hands out batches of numeric columns only: cached strings go through rows.
+ * in-memory cache hands out batches of numeric columns only: the node reads the batches of a cache
+ * with strings and binaries itself; one with decimals goes through rows.
  */
 class ColumnarIntakeTest {
   private static final int ROWS = 30_000;
@@ -186,8 +187,51 @@ class ColumnarIntakeTest {
     check("orc s_key, bytes", orc, List.of(col("s_key"), col("bytes"), col("id")), Map.of());
   }
 
+  /**
+   * A cache of strings and binaries (no decimals) is read from its batches by the node itself:
+   * values as they are, in runs (a key that changes every 1000 rows) and from a dictionary (one
+   * of 50 values), with nulls, and a column of nulls only; the same rows in the same order as
+   * Spark's sort of the cached rows.
+   */
   @Test
-  void cachedStringsGoThroughRows() {
+  void cachedStringsAndBinariesAreReadFromTheCachedBatches() {
+    Dataset<Row> cachedText = textFrame().drop("d10", "d30")
+        .selectExpr("*",
+            nullable(isNull(26), "concat('run-', cast(id div 1000 AS string))") + " AS runs",
+            nullable(isNull(27), "concat('dict-', cast(pmod(xxhash64(id, 14L), 50) AS string))")
+                + " AS dict",
+            "cast(NULL AS string) AS nothing")
+        .cache();
+    try {
+      cachedText.count();
+      long batches = CachedBatchColumns.batchesRead();
+      long[] schemes = new long[3];
+      for (int k = 0; k < 3; k++) {
+        schemes[k] = CachedBytesVector.columnsDecoded(k);
+      }
+      check("cached s_key", cachedText, List.of(col("s_key").asc_nulls_first(), col("id")),
+          Map.of());
+      check("cached payload desc", cachedText, List.of(col("payload").desc(), col("id")),
+          Map.of());
+      check("cached bytes", cachedText, List.of(col("bytes"), col("id")), Map.of());
+      check("cached runs desc, dict", cachedText,
+          List.of(col("runs").desc_nulls_last(), col("dict"), col("id")), Map.of());
+      check("cached dict, pages of 1k", cachedText, List.of(col("dict"), col("id")),
+          Map.of("spark.gpusort.run.maxBytes", "64k", "spark.gpusort.chunk.maxBytes", "1k"));
+      check("cached s_key, spilling", cachedText, List.of(col("s_key"), col("id")),
+          Map.of("spark.gpusort.spill.rowsThreshold", "997"));
+      assertTrue(CachedBatchColumns.batchesRead() > batches, "no cached batch read");
+      for (int k = 0; k < 3; k++) {
+        assertTrue(CachedBytesVector.columnsDecoded(k) > schemes[k],
+            "no cached column of compression scheme " + k + " read");
+      }
+    } finally {
+      cachedText.unpersist();
+    }
+  }
+
+  @Test
+  void cachedDecimalsGoThroughRows() {
     Dataset<Row> cachedText = textFrame().cache();
     try {
       check("cached s_key", cachedText, List.of(col("s_key"), col("id")), Map.of(), false);

@@ -1,0 +1,236 @@
+package io.gpusort.sql;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Arrays;
+import java.util.concurrent.atomic.LongAdder;
+import org.apache.spark.sql.types.BinaryType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.Decimal;
+import org.apache.spark.sql.vectorized.ColumnVector;
+import org.apache.spark.sql.vectorized.ColumnarArray;
+import org.apache.spark.sql.vectorized.ColumnarMap;
+import org.apache.spark.unsafe.Platform;
+import org.apache.spark.unsafe.types.UTF8String;
+
+/**
+ * A string or binary column of one batch of Spark's in-memory cache, read where it lies: each
+ * value is named by its offset and length in the cached column's buffer, and its bytes are copied
+ * once, by the row writer, into the row ({@link #copyTo}). Spark 4.0's cache hands such a column
+ * out only as rows, each made by a per-row accessor and copied again by the sort.
+ *
+ * <p>The cached column's layout (Spark's {@code DefaultCachedBatchSerializer}, the same from 3.x
+ * through 4.x), in native byte order: the null count {@code N}, the {@code N} null rows'
+ * positions in ascending order, the compression scheme's id (a string column's only), then the
+ * non-null values in row order, each as its byte length (an int) and its bytes. Scheme 0 stores
+ * them as they are; 1 (run length) stores each run's value once, followed by the run's length;
+ * 2 (dictionary) stores the number of distinct values, the values, then a short index per row. A
+ * string column takes any of the three; a binary column is stored as scheme 0 stores values,
+ * without a scheme id.
+ */
+final class CachedBytesVector extends ColumnVector {
+  private static final int PASS_THROUGH = 0;
+  private static final int RUN_LENGTH = 1;
+  private static final int DICTIONARY = 2;
+
+  /** Columns decoded per scheme in this process (for tests). */
+  private static final LongAdder[] DECODED = {new LongAdder(), new LongAdder(), new LongAdder()};
+
+  private final byte[] buffer;
+  /** Each row's first byte in {@link #buffer}. */
+  private final int[] offsets;
+  /** Each row's length in bytes; -1 for a null. */
+  private final int[] lengths;
+  private final int numNulls;
+
+  private CachedBytesVector(DataType type, byte[] buffer, int[] offsets, int[] lengths,
+      int numNulls) {
+    super(type);
+    this.buffer = buffer;
+    this.offsets = offsets;
+    this.lengths = lengths;
+    this.numNulls = numNulls;
+  }
+
+  /**
+   * The {@code numRows} values of the cached column {@code buffer} of {@code type} (a string or
+   * binary type).
+   *
+   * @throws IllegalStateException where the buffer is not laid out as described above: a
+   *     compression scheme this does not read, or values that do not add up to its rows
+   */
+  static CachedBytesVector decode(byte[] buffer, int numRows, DataType type) {
+    ByteBuffer in = ByteBuffer.wrap(buffer).order(ByteOrder.nativeOrder());
+    int numNulls = in.getInt();
+    int nullsAt = in.position();
+    in.position(nullsAt + 4 * numNulls);
+    // A binary column is never compressed: no scheme id.
+    int scheme = type instanceof BinaryType ? PASS_THROUGH : in.getInt();
+    int[] offsets = new int[numRows];
+    int[] lengths = new int[numRows];
+    int nextNull = 0;
+    int nextNullRow = numNulls > 0 ? in.getInt(nullsAt) : numRows;
+    int[] dictionaryOffsets = null;
+    int[] dictionaryLengths = null;
+    if (scheme == DICTIONARY) {
+      int size = in.getInt();
+      dictionaryOffsets = new int[size];
+      dictionaryLengths = new int[size];
+      for (int d = 0; d < size; d++) {
+        dictionaryLengths[d] = in.getInt();
+        dictionaryOffsets[d] = in.position();
+        in.position(in.position() + dictionaryLengths[d]);
+      }
+    } else if (scheme != PASS_THROUGH && scheme != RUN_LENGTH) {
+      throw new IllegalStateException("a cached " + type.simpleString()
+          + " column compressed by scheme " + scheme + ", which GpuSort does not read; set "
+          + "spark.gpusort.intake.columnar=false");
+    }
+    int runLeft = 0;
+    int runOffset = 0;
+    int runBytes = 0;
+    for (int r = 0; r < numRows; r++) {
+      if (r == nextNullRow) {
+        lengths[r] = -1;
+        nextNull++;
+        nextNullRow = nextNull < numNulls ? in.getInt(nullsAt + 4 * nextNull) : numRows;
+        continue;
+      }
+      switch (scheme) {
+        case PASS_THROUGH -> {
+          lengths[r] = in.getInt();
+          offsets[r] = in.position();
+          in.position(offsets[r] + lengths[r]);
+        }
+        case RUN_LENGTH -> {
+          if (runLeft == 0) {
+            runBytes = in.getInt();
+            runOffset = in.position();
+            in.position(runOffset + runBytes);
+            runLeft = in.getInt();
+          }
+          lengths[r] = runBytes;
+          offsets[r] = runOffset;
+          runLeft--;
+        }
+        default -> {
+          int index = in.getShort();
+          lengths[r] = dictionaryLengths[index];
+          offsets[r] = dictionaryOffsets[index];
+        }
+      }
+    }
+    if (in.hasRemaining() || runLeft != 0) {
+      throw new IllegalStateException("a cached " + type.simpleString() + " column of "
+          + numRows + " rows holds " + in.remaining() + " bytes more than its values");
+    }
+    DECODED[scheme].increment();
+    return new CachedBytesVector(type, buffer, offsets, lengths, numNulls);
+  }
+
+  /** Columns of this process decoded from scheme 0 (as they are), 1 (runs), 2 (dictionary). */
+  static long columnsDecoded(int scheme) {
+    return DECODED[scheme].sum();
+  }
+
+  /** The length in bytes of row {@code r}'s value (not null). */
+  int length(int r) {
+    return lengths[r];
+  }
+
+  /** Copies row {@code r}'s value (not null) to native memory at {@code address}. */
+  void copyTo(int r, long address) {
+    Platform.copyMemory(buffer, Platform.BYTE_ARRAY_OFFSET + offsets[r], null, address,
+        lengths[r]);
+  }
+
+  @Override
+  public void close() {}
+
+  @Override
+  public boolean hasNull() {
+    return numNulls > 0;
+  }
+
+  @Override
+  public int numNulls() {
+    return numNulls;
+  }
+
+  @Override
+  public boolean isNullAt(int rowId) {
+    return lengths[rowId] < 0;
+  }
+
+  @Override
+  public UTF8String getUTF8String(int rowId) {
+    return isNullAt(rowId) ? null
+        : UTF8String.fromBytes(buffer, offsets[rowId], lengths[rowId]);
+  }
+
+  @Override
+  public byte[] getBinary(int rowId) {
+    return isNullAt(rowId) ? null
+        : Arrays.copyOfRange(buffer, offsets[rowId], offsets[rowId] + lengths[rowId]);
+  }
+
+  @Override
+  public boolean getBoolean(int rowId) {
+    throw unsupported();
+  }
+
+  @Override
+  public byte getByte(int rowId) {
+    throw unsupported();
+  }
+
+  @Override
+  public short getShort(int rowId) {
+    throw unsupported();
+  }
+
+  @Override
+  public int getInt(int rowId) {
+    throw unsupported();
+  }
+
+  @Override
+  public long getLong(int rowId) {
+    throw unsupported();
+  }
+
+  @Override
+  public float getFloat(int rowId) {
+    throw unsupported();
+  }
+
+  @Override
+  public double getDouble(int rowId) {
+    throw unsupported();
+  }
+
+  @Override
+  public ColumnarArray getArray(int rowId) {
+    throw unsupported();
+  }
+
+  @Override
+  public ColumnarMap getMap(int ordinal) {
+    throw unsupported();
+  }
+
+  @Override
+  public Decimal getDecimal(int rowId, int precision, int scale) {
+    throw unsupported();
+  }
+
+  @Override
+  public ColumnVector getChild(int ordinal) {
+    throw unsupported();
+  }
+
+  private UnsupportedOperationException unsupported() {
+    return new UnsupportedOperationException("a cached " + type.simpleString()
+        + " column holds strings or binaries only");
+  }
+}
