@@ -30,6 +30,8 @@
 #   STAGING    within-partition cases, rows staged through the 2 MB ring (the default) against
 #              written in their pages (stagingBytes=0) and an 8 MB ring, as cases of one run, on
 #              STAGING_INPUTS (string cached parquet: 2e7 string-key rows, 1e8 cached, 1e8 Parquet)
+#   CACHE_COLUMNS  string keys (2e7 cached rows), within-partition cases: the cache's rows (the
+#              default) against its batches read by the sort (intake.cacheBatches), cases of one run
 #   MEMORY     the memory, spill and cancellation suites as the build runs them (surefire's default,
 #              spilling and small-heap executions) with engine auto, which is cuda there: each
 #              log's first line names the engine its session resolved
@@ -161,6 +163,10 @@ if [ "${STAGING:-0}" = 1 ]; then
         --input parquet $v ;;
     esac
   done
+fi
+if [ "${CACHE_COLUMNS:-0}" = 1 ]; then
+  bench cache-columns "" "" --rows 20000000 --reps "${REPS:-3}" --cases within --key string \
+    --variant cache-batches:spark.gpusort.intake.cacheBatches=true
 fi
 if [ "${COLUMNAR:-0}" = 1 ]; then
   rows="--variant rows:spark.gpusort.intake.columnar=false"

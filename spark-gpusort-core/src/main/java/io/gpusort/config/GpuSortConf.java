@@ -142,9 +142,16 @@ public final class GpuSortConf {
           + "Parquet, ORC) with only atomic columns (numbers, dates, timestamps, decimals, strings, "
           + "binaries) takes the scan's batches and writes their rows straight into its own "
           + "memory, instead of rows Spark converts for it and it then copies. The in-memory "
-          + "cache's batches are taken where its columns are numbers, strings or binaries (those "
-          + "of strings and binaries read by the sort itself, where Spark would convert them into "
-          + "rows); with other types its rows are.");
+          + "cache hands out batches of numeric columns only (but see "
+          + "spark.gpusort.intake.cacheBatches).");
+
+  public static final ConfEntry<Boolean> CACHE_BATCHES = booleanEntry(
+      "spark.gpusort.intake.cacheBatches", false,
+      "Whether, with spark.gpusort.intake.columnar on, a sort within partitions right above a "
+          + "scan of the in-memory cache whose columns are numbers, strings or binaries reads the "
+          + "cache's batches itself (numbers decoded by Spark's own accessor, strings and binaries "
+          + "copied from where they lie) where Spark would convert them into rows. Off until it "
+          + "measures faster on a GPU host (BENCHMARKS.md, issue 15).");
 
   public static final ConfEntry<GlobalMode> GLOBAL_MODE = enumEntry("spark.gpusort.global.mode",
       GlobalMode.class, GlobalMode.SORT,

@@ -32,6 +32,8 @@ final class CachedBytesVector extends ColumnVector {
   private static final int PASS_THROUGH = 0;
   private static final int RUN_LENGTH = 1;
   private static final int DICTIONARY = 2;
+  /** Values up to this length are copied by a loop of words rather than by one bulk copy. */
+  private static final int WORD_COPY_BYTES = 128;
 
   /** Columns decoded per scheme in this process (for tests). */
   private static final LongAdder[] DECODED = {new LongAdder(), new LongAdder(), new LongAdder()};
@@ -138,10 +140,25 @@ final class CachedBytesVector extends ColumnVector {
     return lengths[r];
   }
 
-  /** Copies row {@code r}'s value (not null) to native memory at {@code address}. */
+  /**
+   * Copies row {@code r}'s value (not null) to native memory at {@code address}: word by word up
+   * to {@link #WORD_COPY_BYTES} (a bulk copy from the heap is a call into the VM, dearer than the
+   * loop for a short string), whole beyond.
+   */
   void copyTo(int r, long address) {
-    Platform.copyMemory(buffer, Platform.BYTE_ARRAY_OFFSET + offsets[r], null, address,
-        lengths[r]);
+    int length = lengths[r];
+    long from = Platform.BYTE_ARRAY_OFFSET + offsets[r];
+    if (length > WORD_COPY_BYTES) {
+      Platform.copyMemory(buffer, from, null, address, length);
+      return;
+    }
+    int k = 0;
+    for (; k + 8 <= length; k += 8) {
+      Platform.putLong(null, address + k, Platform.getLong(buffer, from + k));
+    }
+    for (; k < length; k++) {
+      Platform.putByte(null, address + k, Platform.getByte(buffer, from + k));
+    }
   }
 
   @Override

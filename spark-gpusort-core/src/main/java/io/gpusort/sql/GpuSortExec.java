@@ -59,8 +59,8 @@ public final class GpuSortExec extends SparkPlan {
   @Override
   public RDD<InternalRow> doExecute() {
     GpuSortConf conf = GpuSortConf.of(settings);
-    RDD<ColumnarBatch> batches = global ? null
-        : columnarInput(conf.get(GpuSortConf.COLUMNAR_INTAKE));
+    RDD<ColumnarBatch> batches = global ? null : columnarInput(
+        conf.get(GpuSortConf.COLUMNAR_INTAKE), conf.get(GpuSortConf.CACHE_BATCHES));
     if (batches != null) {
       return SortPipelines.sortBatchesWithinPartitions(batches,
           sortPlan(conf, expectedPartitionRows(child, batches.getNumPartitions())));
@@ -106,15 +106,16 @@ public final class GpuSortExec extends SparkPlan {
 
   /**
    * The batches the columnar intake takes, or null where the rows come as rows: those of the
-   * columnar source below, or, where the child is a scan of the in-memory cache that would hand
-   * out rows (a string or binary column), its cached batches read by {@link CachedBatchColumns}.
+   * columnar source below, or, with {@code cacheBatches} and where the child is a scan of the
+   * in-memory cache that would hand out rows (a string or binary column), its cached batches
+   * read by {@link CachedBatchColumns}.
    */
-  private RDD<ColumnarBatch> columnarInput(boolean columnarIntake) {
+  private RDD<ColumnarBatch> columnarInput(boolean columnarIntake, boolean cacheBatches) {
     SparkPlan columnar = columnarSource(columnarIntake);
     if (columnar != null) {
       return columnar.executeColumnar();
     }
-    if (columnarIntake && child instanceof InMemoryTableScanExec scan
+    if (columnarIntake && cacheBatches && child instanceof InMemoryTableScanExec scan
         && ColumnarRowWriter.of(child.schema()) != null) {
       return CachedBatchColumns.read(scan);
     }

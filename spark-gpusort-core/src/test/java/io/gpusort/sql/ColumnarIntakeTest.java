@@ -28,11 +28,13 @@ import org.junit.jupiter.api.io.TempDir;
  * same input, partition by partition, with nulls, NaN, -0.0 and extremes in every fixed-width
  * column type, with strings (empty, multi-byte, longer than 64 bytes, sharing long prefixes),
  * binaries and decimals compact and wide as keys and as payload, with small pages and spills. The
- * in-memory cache hands out batches of numeric columns only: the node reads the batches of a cache
- * with strings and binaries itself; one with decimals goes through rows.
+ * in-memory cache hands out batches of numeric columns only: with intake.cacheBatches on, the node
+ * reads the batches of a cache with strings and binaries itself; one with decimals goes through
+ * rows.
  */
 class ColumnarIntakeTest {
   private static final int ROWS = 30_000;
+  private static final String CACHE_BATCHES = "spark.gpusort.intake.cacheBatches";
   private static Dataset<Row> cached;
 
   @BeforeAll
@@ -188,7 +190,8 @@ class ColumnarIntakeTest {
   }
 
   /**
-   * A cache of strings and binaries (no decimals) is read from its batches by the node itself:
+   * A cache of strings and binaries (no decimals) is read from its batches by the node itself
+   * where {@code intake.cacheBatches} is on (rows otherwise):
    * values as they are, in runs (a key that changes every 1000 rows) and from a dictionary (one
    * of 50 values), with nulls, and a column of nulls only; the same rows in the same order as
    * Spark's sort of the cached rows.
@@ -209,17 +212,19 @@ class ColumnarIntakeTest {
       for (int k = 0; k < 3; k++) {
         schemes[k] = CachedBytesVector.columnsDecoded(k);
       }
-      check("cached s_key", cachedText, List.of(col("s_key").asc_nulls_first(), col("id")),
-          Map.of());
-      check("cached payload desc", cachedText, List.of(col("payload").desc(), col("id")),
-          Map.of());
-      check("cached bytes", cachedText, List.of(col("bytes"), col("id")), Map.of());
+      Map<String, String> on = Map.of(CACHE_BATCHES, "true");
+      check("cached s_key", cachedText, List.of(col("s_key").asc_nulls_first(), col("id")), on);
+      check("cached payload desc", cachedText, List.of(col("payload").desc(), col("id")), on);
+      check("cached bytes", cachedText, List.of(col("bytes"), col("id")), on);
       check("cached runs desc, dict", cachedText,
-          List.of(col("runs").desc_nulls_last(), col("dict"), col("id")), Map.of());
+          List.of(col("runs").desc_nulls_last(), col("dict"), col("id")), on);
       check("cached dict, pages of 1k", cachedText, List.of(col("dict"), col("id")),
-          Map.of("spark.gpusort.run.maxBytes", "64k", "spark.gpusort.chunk.maxBytes", "1k"));
+          Map.of(CACHE_BATCHES, "true", "spark.gpusort.run.maxBytes", "64k",
+              "spark.gpusort.chunk.maxBytes", "1k"));
       check("cached s_key, spilling", cachedText, List.of(col("s_key"), col("id")),
-          Map.of("spark.gpusort.spill.rowsThreshold", "997"));
+          Map.of(CACHE_BATCHES, "true", "spark.gpusort.spill.rowsThreshold", "997"));
+      check("cached s_key, off by default", cachedText, List.of(col("s_key"), col("id")),
+          Map.of(), false);
       assertTrue(CachedBatchColumns.batchesRead() > batches, "no cached batch read");
       for (int k = 0; k < 3; k++) {
         assertTrue(CachedBytesVector.columnsDecoded(k) > schemes[k],
@@ -234,7 +239,8 @@ class ColumnarIntakeTest {
   void cachedDecimalsGoThroughRows() {
     Dataset<Row> cachedText = textFrame().cache();
     try {
-      check("cached s_key", cachedText, List.of(col("s_key"), col("id")), Map.of(), false);
+      check("cached s_key", cachedText, List.of(col("s_key"), col("id")),
+          Map.of(CACHE_BATCHES, "true"), false);
       check("cached, intake off", cached, List.of(col("k_long"), col("id")),
           Map.of("spark.gpusort.intake.columnar", "false"), false);
     } finally {
