@@ -400,7 +400,9 @@ final class ColumnarRowWriter {
    * values after those of the columns before it.
    */
   private void writeNotPrimitive(int i, int from, int count) {
-    if (types[i] instanceof StringType) {
+    if (vectors[i] instanceof CachedBytesVector cached) {
+      writeCachedBytes(cached, i, from, count);
+    } else if (types[i] instanceof StringType) {
       writeStrings(i, from, count);
     } else if (types[i] instanceof BinaryType) {
       writeBinaries(i, from, count);
@@ -433,10 +435,6 @@ final class ColumnarRowWriter {
 
   private void writeStrings(int i, int from, int count) {
     ColumnVector v = vectors[i];
-    if (v instanceof CachedBytesVector cached) {
-      writeCachedBytes(cached, i, from, count);
-      return;
-    }
     long slot = bitsetBytes + 8L * i;
     for (int j = 0; j < count; j++) {
       long row = rowAddresses[j];
@@ -445,21 +443,12 @@ final class ColumnarRowWriter {
         continue;
       }
       UTF8String value = v.getUTF8String(from + j);
-      int size = value.numBytes();
-      int offset = cursors[j];
-      zeroPadding(row + offset, size);
-      value.writeToMemory(null, row + offset);
-      Platform.putLong(null, row + slot, ((long) offset << 32) | size);
-      cursors[j] = offset + roundToWord(size);
+      value.writeToMemory(null, placeValue(row, slot, j, value.numBytes()));
     }
   }
 
   private void writeBinaries(int i, int from, int count) {
     ColumnVector v = vectors[i];
-    if (v instanceof CachedBytesVector cached) {
-      writeCachedBytes(cached, i, from, count);
-      return;
-    }
     long slot = bitsetBytes + 8L * i;
     for (int j = 0; j < count; j++) {
       long row = rowAddresses[j];
@@ -468,11 +457,8 @@ final class ColumnarRowWriter {
         continue;
       }
       byte[] value = v.getBinary(from + j);
-      int offset = cursors[j];
-      zeroPadding(row + offset, value.length);
-      Platform.copyMemory(value, Platform.BYTE_ARRAY_OFFSET, null, row + offset, value.length);
-      Platform.putLong(null, row + slot, ((long) offset << 32) | value.length);
-      cursors[j] = offset + roundToWord(value.length);
+      Platform.copyMemory(value, Platform.BYTE_ARRAY_OFFSET, null,
+          placeValue(row, slot, j, value.length), value.length);
     }
   }
 
@@ -485,13 +471,21 @@ final class ColumnarRowWriter {
         setNull(row, i);
         continue;
       }
-      int size = v.length(from + j);
-      int offset = cursors[j];
-      zeroPadding(row + offset, size);
-      v.copyTo(from + j, row + offset);
-      Platform.putLong(null, row + slot, ((long) offset << 32) | size);
-      cursors[j] = offset + roundToWord(size);
+      v.copyTo(from + j, placeValue(row, slot, j, v.length(from + j)));
     }
+  }
+
+  /**
+   * Places a variable-length value of {@code size} bytes at row {@code j}'s cursor (the row at
+   * {@code row}): names it in the field's {@code slot}, zeroes the padding of its last word and
+   * moves the cursor past it; returns where its bytes go.
+   */
+  private long placeValue(long row, long slot, int j, int size) {
+    int offset = cursors[j];
+    zeroPadding(row + offset, size);
+    Platform.putLong(null, row + slot, ((long) offset << 32) | size);
+    cursors[j] = offset + roundToWord(size);
+    return row + offset;
   }
 
   /**

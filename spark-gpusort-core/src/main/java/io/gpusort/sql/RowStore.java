@@ -92,11 +92,6 @@ final class RowStore {
     this.ring = ring;
   }
 
-  /** Whether rows go to the device through staging buffers (for tests). */
-  boolean staging() {
-    return ring != null;
-  }
-
   static long recordBytes(int rowSize) {
     return RECORD_HEADER_BYTES + rowSize;
   }

@@ -346,11 +346,6 @@ final class CudaRowUpload implements RowUpload {
     }
   }
 
-  /** Whether the pages hold every row sent (for tests). */
-  boolean pagesHoldRows() {
-    return stagedPages == 0;
-  }
-
   /** Waits for the copies and frees the buffer; the pages are forgotten. */
   private void release() {
     if (streamCreated) {
