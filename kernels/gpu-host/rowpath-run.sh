@@ -19,7 +19,8 @@
 #   COLUMNAR   within-partition cases, columnar intake against rows (intake.columnar=false) as
 #              cases of one run, on cached and Parquet input (1e8 rows); string keys (2e7 rows)
 #   PROFILE_STRING  as PROFILE, string keys (2e7 rows), PROFILE_REPS repetitions (1), samples
-#              attributed to inlined methods (DebugNonSafepoints)
+#              attributed to inlined methods (DebugNonSafepoints); PROFILE_ARGS adds SortBenchmark
+#              arguments (--conf k=v: the setting profiled)
 #   OVERLAP    within-partition cases, 1e8 cached rows: pages sent while rows arrive and output
 #              while rows come back (the defaults) against either or both off, as cases of one run;
 #              then string keys (2e7 rows) the same way
@@ -30,8 +31,9 @@
 #   STAGING    within-partition cases, rows staged through the 2 MB ring (the default) against
 #              written in their pages (stagingBytes=0) and an 8 MB ring, as cases of one run, on
 #              STAGING_INPUTS (string cached parquet: 2e7 string-key rows, 1e8 cached, 1e8 Parquet)
-#   CACHE_COLUMNS  string keys (2e7 cached rows), within-partition cases: the cache's rows (the
-#              default) against its batches read by the sort (intake.cacheBatches), cases of one run
+#   CACHE_COLUMNS  string keys (2e7 cached rows), within-partition cases: the cache's batches read
+#              by the sort (intake.cacheBatches, the default) against the cache's rows, cases of one
+#              run
 #   MEMORY     the memory, spill and cancellation suites as the build runs them (surefire's default,
 #              spilling and small-heap executions) with engine auto, which is cuda there: each
 #              log's first line names the engine its session resolved
@@ -132,7 +134,7 @@ if [ "${PROFILE_STRING:-0}" = 1 ]; then
   jfr="-XX:+UnlockDiagnosticVMOptions -XX:+DebugNonSafepoints"
   jfr="$jfr -XX:StartFlightRecording=filename=/tmp/string.jfr,settings=profile"
   bench profile-string "" "$jfr" --rows 20000000 --reps "${PROFILE_REPS:-1}" --cases within \
-    --key string
+    --key string ${PROFILE_ARGS:-}
   fold_samples /tmp/string.jfr "$out/samples-string.txt"
   # Task threads in native code (JNI: the CUDA driver's calls), which execution samples miss.
   fold_samples /tmp/string.jfr "$out/native-string.txt" jdk.NativeMethodSample
@@ -166,7 +168,7 @@ if [ "${STAGING:-0}" = 1 ]; then
 fi
 if [ "${CACHE_COLUMNS:-0}" = 1 ]; then
   bench cache-columns "" "" --rows 20000000 --reps "${REPS:-3}" --cases within --key string \
-    --variant cache-batches:spark.gpusort.intake.cacheBatches=true
+    --variant cache-rows:spark.gpusort.intake.cacheBatches=false
 fi
 if [ "${COLUMNAR:-0}" = 1 ]; then
   rows="--variant rows:spark.gpusort.intake.columnar=false"

@@ -146,12 +146,12 @@ public final class GpuSortConf {
           + "spark.gpusort.intake.cacheBatches).");
 
   public static final ConfEntry<Boolean> CACHE_BATCHES = booleanEntry(
-      "spark.gpusort.intake.cacheBatches", false,
+      "spark.gpusort.intake.cacheBatches", true,
       "Whether, with spark.gpusort.intake.columnar on, a sort within partitions right above a "
           + "scan of the in-memory cache whose columns are numbers, strings or binaries reads the "
           + "cache's batches itself (numbers decoded by Spark's own accessor, strings and binaries "
-          + "copied from where they lie) where Spark would convert them into rows. Off until it "
-          + "measures faster on a GPU host (BENCHMARKS.md, issue 15).");
+          + "copied from where they lie) where Spark would convert them into rows; off, such a "
+          + "cache comes as Spark's rows.");
 
   public static final ConfEntry<GlobalMode> GLOBAL_MODE = enumEntry("spark.gpusort.global.mode",
       GlobalMode.class, GlobalMode.SORT,

@@ -1,7 +1,5 @@
 package io.gpusort.sql;
 
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
 import java.util.Arrays;
 import java.util.concurrent.atomic.LongAdder;
 import org.apache.spark.sql.types.BinaryType;
@@ -62,31 +60,34 @@ final class CachedBytesVector extends ColumnVector {
    *     compression scheme this does not read, or values that do not add up to its rows
    */
   static CachedBytesVector decode(byte[] buffer, int numRows, DataType type) {
-    ByteBuffer in = ByteBuffer.wrap(buffer).order(ByteOrder.nativeOrder());
-    int numNulls = in.getInt();
-    int nullsAt = in.position();
-    in.position(nullsAt + 4 * numNulls);
+    Reader in = new Reader(buffer);
+    int numNulls = in.nextInt();
+    int nullsAt = in.position;
+    in.skip(4L * numNulls);
     // A binary column is never compressed: no scheme id.
-    int scheme = type instanceof BinaryType ? PASS_THROUGH : in.getInt();
+    int scheme = type instanceof BinaryType ? PASS_THROUGH : in.nextInt();
     int[] offsets = new int[numRows];
     int[] lengths = new int[numRows];
     int nextNull = 0;
-    int nextNullRow = numNulls > 0 ? in.getInt(nullsAt) : numRows;
+    int nextNullRow = numNulls > 0 ? in.intAt(nullsAt) : numRows;
     int[] dictionaryOffsets = null;
     int[] dictionaryLengths = null;
     if (scheme == DICTIONARY) {
-      int size = in.getInt();
+      int size = in.nextInt();
+      if (size < 0) {
+        throw in.malformed("a dictionary of " + size + " values");
+      }
       dictionaryOffsets = new int[size];
       dictionaryLengths = new int[size];
       for (int d = 0; d < size; d++) {
-        dictionaryLengths[d] = in.getInt();
-        dictionaryOffsets[d] = in.position();
-        in.position(in.position() + dictionaryLengths[d]);
+        dictionaryLengths[d] = in.nextLength();
+        dictionaryOffsets[d] = in.position;
+        in.skip(dictionaryLengths[d]);
       }
     } else if (scheme != PASS_THROUGH && scheme != RUN_LENGTH) {
       throw new IllegalStateException("a cached " + type.simpleString()
           + " column compressed by scheme " + scheme + ", which GpuSort does not read; set "
-          + "spark.gpusort.intake.columnar=false");
+          + "spark.gpusort.intake.cacheBatches=false");
     }
     int runLeft = 0;
     int runOffset = 0;
@@ -95,39 +96,107 @@ final class CachedBytesVector extends ColumnVector {
       if (r == nextNullRow) {
         lengths[r] = -1;
         nextNull++;
-        nextNullRow = nextNull < numNulls ? in.getInt(nullsAt + 4 * nextNull) : numRows;
+        nextNullRow = nextNull < numNulls ? in.intAt(nullsAt + 4 * nextNull) : numRows;
         continue;
       }
       switch (scheme) {
         case PASS_THROUGH -> {
-          lengths[r] = in.getInt();
-          offsets[r] = in.position();
-          in.position(offsets[r] + lengths[r]);
+          int length = in.nextLength();
+          lengths[r] = length;
+          offsets[r] = in.position;
+          in.skip(length);
         }
         case RUN_LENGTH -> {
           if (runLeft == 0) {
-            runBytes = in.getInt();
-            runOffset = in.position();
-            in.position(runOffset + runBytes);
-            runLeft = in.getInt();
+            runBytes = in.nextLength();
+            runOffset = in.position;
+            in.skip(runBytes);
+            runLeft = in.nextInt();
+            if (runLeft <= 0) {
+              throw in.malformed("a run of " + runLeft + " rows");
+            }
           }
           lengths[r] = runBytes;
           offsets[r] = runOffset;
           runLeft--;
         }
         default -> {
-          int index = in.getShort();
+          int index = in.nextShort();
+          if (index < 0 || index >= dictionaryLengths.length) {
+            throw in.malformed("index " + index + " in a dictionary of "
+                + dictionaryLengths.length + " values");
+          }
           lengths[r] = dictionaryLengths[index];
           offsets[r] = dictionaryOffsets[index];
         }
       }
     }
-    if (in.hasRemaining() || runLeft != 0) {
+    if (in.position != buffer.length || runLeft != 0) {
       throw new IllegalStateException("a cached " + type.simpleString() + " column of "
-          + numRows + " rows holds " + in.remaining() + " bytes more than its values");
+          + numRows + " rows holds " + (buffer.length - in.position) + " bytes more than its "
+          + "values; set spark.gpusort.intake.cacheBatches=false");
     }
     DECODED[scheme].increment();
     return new CachedBytesVector(type, buffer, offsets, lengths, numNulls);
+  }
+
+  /**
+   * Reads a cached column's buffer in native byte order, straight from the array: each read
+   * checked against the buffer's end (a malformed buffer throws; nothing is read past it), without
+   * a {@code ByteBuffer}'s position bookkeeping on every value.
+   */
+  private static final class Reader {
+    private final byte[] buffer;
+    private int position;
+
+    Reader(byte[] buffer) {
+      this.buffer = buffer;
+    }
+
+    /** The int at {@code at}, which must lie within the buffer. */
+    int intAt(int at) {
+      if (at < 0 || at > buffer.length - 4) {
+        throw malformed("an int at " + at);
+      }
+      return Platform.getInt(buffer, Platform.BYTE_ARRAY_OFFSET + at);
+    }
+
+    int nextInt() {
+      int value = intAt(position);
+      position += 4;
+      return value;
+    }
+
+    /** A value's length: an int, not negative, whose bytes lie within the buffer. */
+    int nextLength() {
+      int length = nextInt();
+      if (length < 0 || length > buffer.length - position) {
+        throw malformed("a value of " + length + " bytes at " + position);
+      }
+      return length;
+    }
+
+    int nextShort() {
+      if (position > buffer.length - 2) {
+        throw malformed("a short at " + position);
+      }
+      int value = Platform.getShort(buffer, Platform.BYTE_ARRAY_OFFSET + position);
+      position += 2;
+      return value;
+    }
+
+    /** Moves past {@code bytes}, which must lie within the buffer. */
+    void skip(long bytes) {
+      if (bytes < 0 || bytes > buffer.length - position) {
+        throw malformed(bytes + " bytes at " + position);
+      }
+      position += (int) bytes;
+    }
+
+    IllegalStateException malformed(String what) {
+      return new IllegalStateException("a cached column of " + buffer.length
+          + " bytes that does not hold " + what + "; set spark.gpusort.intake.cacheBatches=false");
+    }
   }
 
   /** Columns of this process decoded from scheme 0 (as they are), 1 (runs), 2 (dictionary). */

@@ -191,7 +191,7 @@ class ColumnarIntakeTest {
 
   /**
    * A cache of strings and binaries (no decimals) is read from its batches by the node itself
-   * where {@code intake.cacheBatches} is on (rows otherwise):
+   * where {@code intake.cacheBatches} is on, as it is by default (rows otherwise):
    * values as they are, in runs (a key that changes every 1000 rows) and from a dictionary (one
    * of 50 values), with nulls, and a column of nulls only; the same rows in the same order as
    * Spark's sort of the cached rows.
@@ -213,7 +213,8 @@ class ColumnarIntakeTest {
         schemes[k] = CachedBytesVector.columnsDecoded(k);
       }
       Map<String, String> on = Map.of(CACHE_BATCHES, "true");
-      check("cached s_key", cachedText, List.of(col("s_key").asc_nulls_first(), col("id")), on);
+      check("cached s_key, on by default", cachedText,
+          List.of(col("s_key").asc_nulls_first(), col("id")), Map.of());
       check("cached payload desc", cachedText, List.of(col("payload").desc(), col("id")), on);
       check("cached bytes", cachedText, List.of(col("bytes"), col("id")), on);
       check("cached runs desc, dict", cachedText,
@@ -223,8 +224,8 @@ class ColumnarIntakeTest {
               "spark.gpusort.chunk.maxBytes", "1k"));
       check("cached s_key, spilling", cachedText, List.of(col("s_key"), col("id")),
           Map.of(CACHE_BATCHES, "true", "spark.gpusort.spill.rowsThreshold", "997"));
-      check("cached s_key, off by default", cachedText, List.of(col("s_key"), col("id")),
-          Map.of(), false);
+      check("cached s_key, off", cachedText, List.of(col("s_key"), col("id")),
+          Map.of(CACHE_BATCHES, "false"), false);
       assertTrue(CachedBatchColumns.batchesRead() > batches, "no cached batch read");
       for (int k = 0; k < 3; k++) {
         assertTrue(CachedBytesVector.columnsDecoded(k) > schemes[k],
