@@ -53,6 +53,8 @@ class CudaRowPathTest {
   /** The inputs, cached once for all cases: every key type with a varying payload, and fixed-width rows. */
   private static Dataset<Row> wide;
   private static Dataset<Row> fixed;
+  /** Numbers, strings and binaries only: a cache the node reads from its batches. */
+  private static Dataset<Row> texts;
 
   @BeforeAll
   static void requireCudaAndCacheInputs() {
@@ -61,6 +63,7 @@ class CudaRowPathTest {
     }
     wide = frame(true).cache();
     fixed = frame(false).select("id", "k_long", "k_int", "k_double").cache();
+    texts = wide.select("id", "k_long", "k_str", "k_bin", "payload").cache();
   }
 
   @AfterAll
@@ -68,6 +71,7 @@ class CudaRowPathTest {
     if (wide != null) {
       wide.unpersist();
       fixed.unpersist();
+      texts.unpersist();
     }
   }
 
@@ -95,6 +99,23 @@ class CudaRowPathTest {
     Column order = col(key).asc_nulls_first();
     compare("within fixed " + key, fixed, d -> d.sortWithinPartitions(order),
         d -> d.transform(GpuSort.withinPartitions(order)), keyHash(key), false);
+  }
+
+  /**
+   * A cache of numbers, strings and binaries is read from its batches by the node itself
+   * ({@code intake.cacheBatches}, on by default): every row taken in from them, put in order on
+   * the device, and the same as Spark's sort of the cached rows.
+   */
+  @ParameterizedTest(name = "cached batches, {0}")
+  @ValueSource(strings = {"k_str", "k_bin DESC NULLS LAST"})
+  void cachedBatchesOfStringsMatchSpark(String key) {
+    String name = key.split(" ")[0];
+    Column order = key.contains("DESC") ? col(name).desc_nulls_last() : col(name).asc_nulls_first();
+    Dataset<Row> hashed = compare("within cached batches " + key, texts,
+        d -> d.sortWithinPartitions(order), d -> d.transform(GpuSort.withinPartitions(order)),
+        keyHash(name), false);
+    assertEquals(ROWS, SortResources.metric(hashed, "columnarRows"),
+        key + ": rows taken in from the cache's batches");
   }
 
   /**
@@ -194,8 +215,11 @@ class CudaRowPathTest {
     return xxhash64(k.isNull(), k);
   }
 
-  /** Spark's result and GpuSort's on cuda, by checksums; and GpuSort put the rows in order there. */
-  private static void compare(String what, Dataset<Row> input, UnaryOperator<Dataset<Row>> spark,
+  /**
+   * Spark's result and GpuSort's on cuda, by checksums; and GpuSort put the rows in order there.
+   * Returns the checked query (its plan holds GpuSort's metrics).
+   */
+  private static Dataset<Row> compare(String what, Dataset<Row> input, UnaryOperator<Dataset<Row>> spark,
       UnaryOperator<Dataset<Row>> ours, Column keyHash, boolean global) {
     long[][] expected = sums(spark.apply(input), keyHash);
     SparkSession session = SparkTestSession.get();
@@ -217,6 +241,7 @@ class CudaRowPathTest {
     }
     System.out.printf("CudaRowPathTest %s: %,d rows match Spark, %,d put in order on the device%n",
         what, ROWS, gathered);
+    return hashed;
   }
 
   private static Dataset<Row> hashes(Dataset<Row> sorted, Column keyHash) {
