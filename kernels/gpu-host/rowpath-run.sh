@@ -34,6 +34,9 @@
 #   CACHE_COLUMNS  string keys (2e7 cached rows), within-partition cases: the cache's batches read
 #              by the sort (intake.cacheBatches, the default) against the cache's rows, cases of one
 #              run
+#   GLOBAL     the global cases (hash-shuffle floor, orderBy, byKey in sort and merge mode), 1e8
+#              cached rows, REPS repetitions (3); GLOBAL_INPUTS adds parquet (1e8 rows from Parquet)
+#              and string (2e7 string-key rows)
 #   MEMORY     the memory, spill and cancellation suites as the build runs them (surefire's default,
 #              spilling and small-heap executions) with engine auto, which is cuda there: each
 #              log's first line names the engine its session resolved
@@ -163,6 +166,17 @@ if [ "${STAGING:-0}" = 1 ]; then
       cached) bench staging-cached "" "" --rows 100000000 --reps "${REPS:-3}" --cases within $v ;;
       parquet) bench staging-parquet "" "" --rows 100000000 --reps "${REPS:-3}" --cases within \
         --input parquet $v ;;
+    esac
+  done
+fi
+if [ "${GLOBAL:-0}" = 1 ]; then
+  for input in ${GLOBAL_INPUTS:-cached}; do
+    case $input in
+      cached) bench global-cached "" "" --rows 100000000 --reps "${REPS:-3}" --cases global ;;
+      parquet) bench global-parquet "" "" --rows 100000000 --reps "${REPS:-3}" --cases global \
+        --input parquet ;;
+      string) bench global-string "" "" --rows 20000000 --reps "${REPS:-3}" --cases global \
+        --key string ;;
     esac
   done
 fi

@@ -155,9 +155,11 @@ public final class GpuSortConf {
 
   public static final ConfEntry<GlobalMode> GLOBAL_MODE = enumEntry("spark.gpusort.global.mode",
       GlobalMode.class, GlobalMode.SORT,
-      "How byKey orders the whole dataset: sort = range-shuffle the rows, then sort each output "
-          + "partition on the engine; merge = sort each input partition on the engine, "
-          + "range-shuffle the sorted runs, then k-way merge them on the host.");
+      "How byKey orders the whole dataset: sort = range-shuffle the rows one by one, then sort "
+          + "each output partition on the engine; merge = sort each input partition on the "
+          + "engine, cut it at the range bounds into one block per output partition (its rows "
+          + "and, for string or binary keys, their encoded keys) and merge each output "
+          + "partition's blocks by key (on a GPU engine, one sort of their keys on the device).");
 
   /** The most output partitions {@link #OUTPUT_PARTITIONS} accepts. */
   public static final int MAX_OUTPUT_PARTITIONS = 1 << 20;

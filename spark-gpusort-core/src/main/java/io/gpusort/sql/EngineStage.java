@@ -39,6 +39,15 @@ final class EngineStage {
     this.killCheck = killCheck;
   }
 
+  /** Whether the engine sorts on a GPU (false where it cannot be had: the CPU engine sorts). */
+  boolean sortsOnGpu() {
+    try {
+      return EngineStats.isGpu(engine());
+    } catch (RuntimeException e) {
+      return false;
+    }
+  }
+
   /** Writes the stable sorted order of {@code keys} into {@code permutation}. */
   void sort(KeyBatch keys, HostBuffer permutation) {
     killCheck.run();

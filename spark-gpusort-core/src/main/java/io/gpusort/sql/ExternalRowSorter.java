@@ -24,9 +24,11 @@ import org.apache.spark.memory.SparkOutOfMemoryError;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
+import org.apache.spark.unsafe.Platform;
 import org.apache.spark.util.TaskCompletionListener;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import scala.Tuple2;
 
 /**
  * Sorts the rows of one partition inside one task, in bounded memory: rows are taken in
@@ -62,7 +64,7 @@ final class ExternalRowSorter implements SortMemory.Spiller {
   private final SortMemory memory;
   private final EngineStage engine;
   private final SpillStore store;
-  private final boolean presortedRuns;
+  private boolean presortedRuns;
   private final Runnable killCheck;
   private final int numFields;
   private final RunBuilder builder;
@@ -78,6 +80,8 @@ final class ExternalRowSorter implements SortMemory.Spiller {
   private long memoryRunRows;
   /** Nanoseconds of sorting so far (runs sealed, spilled runs merged), to keep out of intake. */
   private long sealNanosSoFar;
+  /** Whether a run sealed so far had a truncated key (a string longer than its prefix). */
+  private boolean anyKeyInexact;
 
   /**
    * A sorter for one partition of {@code plan} in {@code task}. {@code presortedRuns}: the input is
@@ -108,6 +112,44 @@ final class ExternalRowSorter implements SortMemory.Spiller {
   static Iterator<InternalRow> sortInTask(SortPlan plan, Iterator<InternalRow> input,
       boolean presortedRuns) {
     return inTask(plan, presortedRuns).sort(input);
+  }
+
+  /**
+   * The map side of a global sort's exchange: sorts the rows of {@code input} (input partition
+   * {@code partition}) in the current task, then cuts them at {@code bounds} into chunks, each
+   * with its output partition, in sorted order ({@link ChunkCutter}).
+   */
+  static Iterator<Tuple2<Integer, RowChunk>> sortIntoChunksInTask(SortPlan plan,
+      Iterator<InternalRow> input, RangeBounds bounds, int partition) {
+    ExternalRowSorter sorter = inTask(plan, false);
+    return sorter.sortIntoChunks(() -> sorter.takeInRows(input), bounds, partition);
+  }
+
+  /** As {@link #sortIntoChunksInTask}, the rows written from columnar {@code batches}. */
+  static Iterator<Tuple2<Integer, RowChunk>> sortBatchesIntoChunksInTask(SortPlan plan,
+      Iterator<ColumnarBatch> batches, ColumnarRowWriter writer, RangeBounds bounds,
+      int partition) {
+    ExternalRowSorter sorter = inTask(plan, false);
+    return sorter.sortIntoChunks(() -> sorter.takeInBatches(batches, writer), bounds, partition);
+  }
+
+  /**
+   * The reduce side of a global sort's exchange: takes in the rows of the map sides' chunks with
+   * their keys as encoded there, then returns them in order: sorted on a GPU engine, merged on the
+   * host by their keys (each map side's block is sorted) otherwise.
+   */
+  static Iterator<InternalRow> sortChunksInTask(SortPlan plan, Iterator<RowChunk> chunks) {
+    ExternalRowSorter sorter = inTask(plan, false);
+    // On the CPU engine, a loser tree over the encoded keys of the blocks; on a GPU, one sort of
+    // the concatenated keys on the device.
+    sorter.presortedRuns = !sorter.engine.sortsOnGpu();
+    return sorter.sortChunks(chunks);
+  }
+
+  /** As above, merged on the host ({@code presortedRuns}) or sorted on the engine, as told. */
+  static Iterator<InternalRow> sortChunksInTask(SortPlan plan, Iterator<RowChunk> chunks,
+      boolean presortedRuns) {
+    return inTask(plan, presortedRuns).sortChunks(chunks);
   }
 
   /** Sorts the rows of columnar {@code batches} in the current task (the columnar intake). */
@@ -189,6 +231,144 @@ final class ExternalRowSorter implements SortMemory.Spiller {
     COLUMNAR_ROWS.addAndGet(count);
   }
 
+  /** Takes in the rows by {@code intake}, then cuts them into chunks as above. */
+  private Iterator<Tuple2<Integer, RowChunk>> sortIntoChunks(Intake intake, RangeBounds bounds,
+      int partition) {
+    try {
+      intake.takeIn();
+      if (builder.numRows() > 0) {
+        sealRun();
+      }
+      int[] cuts = null;
+      if (!keys.exact && fileRuns.isEmpty() && memoryRuns.size() == 1) {
+        SortedRun run = memoryRuns.get(0);
+        cuts = bounds.cutSorted(run.numRows, partition,
+            (position, out) -> run.gatherKeys(position, 1, out), keys.numWords);
+      }
+      long rows = memoryRunRows + fileRunRows();
+      // Keys are read where they go with the rows, or where each row is compared with a bound.
+      Iterator<InternalRow> sorted = startOutput(keys.shipsKeys || cuts == null);
+      return new ChunkCutter(sorted instanceof SortOutput out ? out : null, rows, bounds,
+          partition, keys, cuts, !anyKeyInexact && keys.encoder.keysExact());
+    } catch (IOException e) {
+      close();
+      throw new UncheckedIOException("GpuSort could not spill to local disk", e);
+    } catch (RuntimeException | Error e) {
+      close();
+      throw e;
+    }
+  }
+
+  private long fileRunRows() {
+    long rows = 0;
+    for (FileRun run : fileRuns) {
+      rows += run.numRows();
+    }
+    return rows;
+  }
+
+  /** As {@link #sortChunksInTask}, in this sorter. */
+  Iterator<InternalRow> sortChunks(Iterator<RowChunk> chunks) {
+    return sortAfter(() -> takeInChunks(chunks));
+  }
+
+  /**
+   * Takes in every row of {@code chunks}: each row's bytes copied into the run's pages, its key
+   * words into the key columns as they are (no encoding). A chunk that does not add up (a size
+   * past its end, another key width) fails the task rather than be read past its end.
+   */
+  private void takeInChunks(Iterator<RowChunk> chunks) throws IOException {
+    long count = 0;
+    long sealsBefore = sealNanosSoFar;
+    long childNanos = 0;
+    long start = System.nanoTime();
+    long keyBytes = 8L * keys.numWords;
+    while (true) {
+      long chunkStart = System.nanoTime();
+      if (!chunks.hasNext()) {
+        childNanos += System.nanoTime() - chunkStart;
+        break;
+      }
+      RowChunk chunk = chunks.next();
+      childNanos += System.nanoTime() - chunkStart;
+      if (chunk.numWords() != keys.numWords && chunk.numWords() != 0) {
+        throw new IllegalStateException("a chunk of keys of " + chunk.numWords()
+            + " words for a sort whose keys have " + keys.numWords);
+      }
+      if (chunk.numWords() == 0) {
+        count = takeInUnkeyed(chunk, count);
+        continue;
+      }
+      byte[] bytes = chunk.bytes();
+      long at = Platform.BYTE_ARRAY_OFFSET;
+      long end = at + chunk.usedBytes();
+      boolean exact = chunk.keysExact();
+      for (int j = 0; j < chunk.numRows(); j++) {
+        if (at + keyBytes + RowChunk.SIZE_BYTES > end) {
+          throw new IllegalStateException("a chunk of " + chunk.numRows() + " rows ends at row "
+              + j);
+        }
+        long size = Platform.getInt(bytes, at + keyBytes);
+        long row = at + keyBytes + RowChunk.SIZE_BYTES;
+        if (size < 0 || size > end - row || (size & 7) != 0) {
+          throw new IllegalStateException("a row of " + size + " bytes in a chunk of "
+              + chunk.usedBytes());
+        }
+        if ((++count & (KILL_CHECK_ROWS - 1)) == 0) {
+          killCheck.run();
+          ROWS_TAKEN_IN.addAndGet(KILL_CHECK_ROWS);
+        }
+        makeRoom((int) size);
+        builder.appendEncoded(bytes, at, row, (int) size, exact);
+        at = row + size;
+      }
+      if (at != end) {
+        throw new IllegalStateException("a chunk of " + chunk.numRows() + " rows holds "
+            + (end - at) + " bytes more");
+      }
+    }
+    long wall = System.nanoTime() - start;
+    SortMetrics.add(plan.metrics.inputTime, Math.min(wall, childNanos));
+    SortMetrics.add(plan.metrics.intakeTime,
+        Math.max(0, wall - childNanos - (sealNanosSoFar - sealsBefore)));
+  }
+
+  /**
+   * Takes in the rows of a chunk sent without keys (fixed-width keys): each encoded here from its
+   * row, as the row intake does; returns {@code count} with them.
+   */
+  private long takeInUnkeyed(RowChunk chunk, long count) throws IOException {
+    byte[] bytes = chunk.bytes();
+    long at = Platform.BYTE_ARRAY_OFFSET;
+    long end = at + chunk.usedBytes();
+    UnsafeRow row = new UnsafeRow(numFields);
+    for (int j = 0; j < chunk.numRows(); j++) {
+      if (at + RowChunk.SIZE_BYTES > end) {
+        throw new IllegalStateException("a chunk of " + chunk.numRows() + " rows ends at row "
+            + j);
+      }
+      long size = Platform.getInt(bytes, at);
+      long start = at + RowChunk.SIZE_BYTES;
+      if (size < 0 || size > end - start || (size & 7) != 0) {
+        throw new IllegalStateException("a row of " + size + " bytes in a chunk of "
+            + chunk.usedBytes());
+      }
+      if ((++count & (KILL_CHECK_ROWS - 1)) == 0) {
+        killCheck.run();
+        ROWS_TAKEN_IN.addAndGet(KILL_CHECK_ROWS);
+      }
+      row.pointTo(bytes, start, (int) size);
+      makeRoom((int) size);
+      builder.append(row);
+      at = start + size;
+    }
+    if (at != end) {
+      throw new IllegalStateException("a chunk of " + chunk.numRows() + " rows holds "
+          + (end - at) + " bytes more");
+    }
+    return count;
+  }
+
   /** Takes in every row of {@code input}, then returns the rows in order. */
   Iterator<InternalRow> sort(Iterator<InternalRow> input) {
     return sortAfter(() -> takeInRows(input));
@@ -206,7 +386,7 @@ final class ExternalRowSorter implements SortMemory.Spiller {
   private Iterator<InternalRow> sortAfter(Intake intake) {
     try {
       intake.takeIn();
-      return startOutput();
+      return startOutput(false);
     } catch (IOException e) {
       close();
       throw new UncheckedIOException("GpuSort could not spill to local disk", e);
@@ -278,6 +458,7 @@ final class ExternalRowSorter implements SortMemory.Spiller {
 
   private void sealRun() {
     long start = System.nanoTime();
+    anyKeyInexact |= keys.exact && !keys.encoder.keysExact();
     SortedRun run = builder.seal(engine, presortedRuns, plan.metrics, killCheck);
     // Earlier runs' rows are back from the device by now: their device memory goes back.
     memoryRuns.forEach(SortedRun::pollArrival);
@@ -349,7 +530,8 @@ final class ExternalRowSorter implements SortMemory.Spiller {
     return new FileRun(file, run.numRows - from, keys.numWords);
   }
 
-  private Iterator<InternalRow> startOutput() throws IOException {
+  /** Seals the last run and starts the output; {@code readKeys}: it hands on the rows' keys. */
+  private Iterator<InternalRow> startOutput(boolean readKeys) throws IOException {
     if (builder.numRows() > 0) {
       sealRun();
     }
@@ -361,7 +543,8 @@ final class ExternalRowSorter implements SortMemory.Spiller {
       cursors.add(new FileRunCursor(run, numFields));
     }
     for (SortedRun run : memoryRuns) {
-      cursors.add(new MemoryRunCursor(run, memory, numFields, keys.numWords, merging));
+      cursors.add(new MemoryRunCursor(run, memory, numFields, keys.numWords,
+          merging || readKeys));
     }
     fileRuns.clear();
     memoryRuns.clear();
@@ -371,7 +554,8 @@ final class ExternalRowSorter implements SortMemory.Spiller {
       return Collections.emptyIterator();
     }
     long start = System.nanoTime();
-    output = new SortOutput(cursors, keys, killCheck, this::close, plan.metrics.outputTime);
+    output = new SortOutput(cursors, keys, killCheck, this::close, plan.metrics.outputTime,
+        readKeys);
     recordSortTime(System.nanoTime() - start);
     SortMetrics.add(plan.metrics.outputRows, countRows(cursors));
     return output;

@@ -1,6 +1,7 @@
 package io.gpusort.sql;
 
 import io.gpusort.config.GpuSortConf;
+import io.gpusort.config.GpuSortConf.GlobalMode;
 import java.util.List;
 import java.util.Map;
 import org.apache.spark.network.util.JavaUtils;
@@ -59,13 +60,20 @@ public final class GpuSortExec extends SparkPlan {
   @Override
   public RDD<InternalRow> doExecute() {
     GpuSortConf conf = GpuSortConf.of(settings);
-    RDD<ColumnarBatch> batches = global ? null : columnarInput(
+    // The merge mode's map side sorts the input's partitions as a sort within them does.
+    boolean merging = global && conf.get(GpuSortConf.GLOBAL_MODE) == GlobalMode.MERGE;
+    RDD<ColumnarBatch> batches = global && !merging ? null : columnarInput(
         conf.get(GpuSortConf.COLUMNAR_INTAKE), conf.get(GpuSortConf.CACHE_BATCHES));
-    if (batches != null) {
+    if (!global && batches != null) {
       return SortPipelines.sortBatchesWithinPartitions(batches,
           sortPlan(conf, expectedPartitionRows(child, batches.getNumPartitions())));
     }
     RDD<InternalRow> input = child.execute();
+    if (merging) {
+      return SortPipelines.sortGlobally(input, batches,
+          sortPlan(conf, expectedPartitionRows(child, input.getNumPartitions())),
+          sortPlan(conf, 0));
+    }
     // A global sort's partitions are the exchange's, not the input's: no estimate for them.
     SortPlan plan = sortPlan(conf,
         global ? 0 : expectedPartitionRows(child, input.getNumPartitions()));
@@ -126,8 +134,8 @@ public final class GpuSortExec extends SparkPlan {
    * The child itself when it can hand out batches (the in-memory cache's scan), or the columnar
    * plan under the row conversion Spark put above it for this node (a file scan's batches turned
    * into rows, alone in its codegen stage), when the columnar intake can take its batches: a sort
-   * within partitions, columns {@link ColumnarRowWriter} writes (atomic types),
-   * {@code spark.gpusort.intake.columnar} on. Null otherwise. (The in-memory cache hands out
+   * within partitions or the map side of a global sort in merge mode, columns
+   * {@link ColumnarRowWriter} writes (atomic types), {@code spark.gpusort.intake.columnar} on. Null otherwise. (The in-memory cache hands out
    * batches of numeric columns only: with a string, binary or decimal column it gives rows.)
    */
   private SparkPlan columnarSource(boolean columnarIntake) {

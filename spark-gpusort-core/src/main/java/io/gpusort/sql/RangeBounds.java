@@ -160,18 +160,51 @@ final class RangeBounds implements Serializable {
     return lo;
   }
 
+  /** The key words of the row at a position of a sorted run. */
+  @FunctionalInterface
+  interface SortedKeys {
+    void wordsAt(int position, long[] out);
+  }
+
   /**
-   * The partition of a row known to sort at or after the row that went to {@code from}: a walk
-   * forward, for rows arriving in sorted order.
+   * Where the bounds cut {@code numRows} rows of input partition {@code partition} sorted by key,
+   * each row's tie-breaker its position in that order: {@code cuts[b]} is the first position after
+   * bound {@code b}, so output partition {@code p} takes positions {@code [cuts[p - 1], cuts[p])}
+   * (from 0, up to {@code numRows}). One binary search per bound, none per row. Only for keys that
+   * need no exact comparison ({@link #exact} false): the rows themselves are not read.
    */
-  int partitionAtOrAfter(int from, long[] words, UnsafeRow row, int partition, long index,
-      LazilyGeneratedOrdering ordering) {
-    int p = from;
-    while (p < bounds.length
-        && compareToPoint(words, row, partition, index, bounds[p], ordering) > 0) {
-      p++;
+  int[] cutSorted(int numRows, int partition, SortedKeys keys, int numWords) {
+    if (exact) {
+      throw new IllegalStateException("truncated keys are cut by walking their rows");
     }
-    return p;
+    int[] cuts = new int[bounds.length];
+    long[] words = new long[numWords];
+    int lo = 0;
+    for (int b = 0; b < bounds.length; b++) {
+      int hi = numRows;
+      while (lo < hi) {
+        int mid = (lo + hi) >>> 1;
+        keys.wordsAt(mid, words);
+        if (compareToPoint(words, null, partition, mid, bounds[b], null) <= 0) {
+          lo = mid + 1;
+        } else {
+          hi = mid;
+        }
+      }
+      cuts[b] = lo;
+    }
+    return cuts;
+  }
+
+  /** Bounds between output partitions: one fewer than the partitions. */
+  int numBounds() {
+    return bounds.length;
+  }
+
+  /** Whether a row sorts after bound {@code b}: it belongs to a later output partition. */
+  boolean isAfter(int b, long[] words, UnsafeRow row, int partition, long index,
+      LazilyGeneratedOrdering ordering) {
+    return compareToPoint(words, row, partition, index, bounds[b], ordering) > 0;
   }
 
   private int compareToPoint(long[] words, UnsafeRow row, int partition, long index, Point b,

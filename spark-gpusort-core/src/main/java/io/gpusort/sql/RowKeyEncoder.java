@@ -110,6 +110,11 @@ final class RowKeyEncoder {
     return keysExact;
   }
 
+  /** Records that a key taken in already encoded (from a shuffled chunk) was truncated. */
+  void markKeysInexact() {
+    keysExact = false;
+  }
+
   /** Starts a new span of keys for {@link #keysExact}: a new run. */
   void resetKeysExact() {
     keysExact = allColumnsEncoded;

@@ -17,6 +17,12 @@ final class RowKeys {
   final boolean exact;
   final RowKeyEncoder encoder;
   final LazilyGeneratedOrdering ordering;
+  /**
+   * Whether a global sort's map side sends the encoded keys with the rows: where a key column is a
+   * string or binary, whose encoding reads the value again; a key of fixed-width columns costs the
+   * shuffle more bytes than the reducer's encoding of it from the row costs time.
+   */
+  final boolean shipsKeys;
   private final UnsafeProjection toUnsafe;
 
   RowKeys(SortPlan plan) {
@@ -25,6 +31,11 @@ final class RowKeys {
     this.exact = layout.needsTieBreak();
     this.encoder = new RowKeyEncoder(plan.keys);
     this.ordering = new LazilyGeneratedOrdering(plan.keys.boundOrders);
+    boolean variable = false;
+    for (int i = 0; i < layout.numFields(); i++) {
+      variable |= !layout.field(i).kind().isFixedWidth();
+    }
+    this.shipsKeys = variable;
     this.toUnsafe = UnsafeProjection.create(plan.inputSchema);
   }
 

@@ -201,11 +201,16 @@ final class RowStore {
 
   /** Copies {@code row} into the current page (after {@link #tryMakeRoom}); returns its pointer. */
   long append(UnsafeRow row) {
-    int size = row.getSizeInBytes();
+    return append(row.getBaseObject(), row.getBaseOffset(), row.getSizeInBytes());
+  }
+
+  /**
+   * Copies the row of {@code size} bytes (a multiple of 8) at {@code from} in {@code base} (null:
+   * native memory) into the current page (after {@link #tryMakeRoom}); returns its pointer.
+   */
+  long append(Object base, long from, int size) {
     long at = writeBase + used;
     HostMemory.putLong(at, size);
-    Object base = row.getBaseObject();
-    long from = row.getBaseOffset();
     if (size <= SMALL_ROW_BYTES) {
       // UnsafeRow sizes are multiples of 8: word copies beat a bulk copy's set-up for small rows.
       for (int k = 0; k < size; k += 8) {

@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 import org.apache.spark.sql.vectorized.ColumnVector;
+import org.apache.spark.unsafe.Platform;
 
 /**
  * The intake stage of the row path: the run being filled. Each row is copied into the run's row
@@ -225,6 +226,25 @@ final class RunBuilder implements AutoCloseable {
       // The records lie one after another in one page: the next pointer is an offset further.
       pointer += RowStore.recordBytes(size);
     }
+  }
+
+  /**
+   * Takes in one row already encoded, after {@link #tryMakeRoom}: its key words at {@code entry}
+   * in {@code chunk} (one after another), its {@code size} bytes at {@code row}; {@code exact}:
+   * whether its key is exact (not a truncated prefix).
+   */
+  void appendEncoded(byte[] chunk, long entry, long row, int size, boolean exact) {
+    long pointer = rows.append(chunk, row, size);
+    HostMemory.putLong(pointers.address() + 8L * numRows, pointer);
+    long keyAt = keyWords.address() + 8L * numRows;
+    for (int w = 0; w < keys.numWords; w++) {
+      HostMemory.putLong(keyAt + 8L * w * capacity,
+          Platform.getLong(chunk, entry + 8L * w));
+    }
+    if (!exact) {
+      keys.encoder.markKeysInexact();
+    }
+    numRows++;
   }
 
   /** Records the row at {@code pointer} in the index and its key in the key columns. */

@@ -27,6 +27,11 @@ final class SortOutput implements Iterator<InternalRow> {
   private final SQLMetric outputTime;
   private long remaining;
   private long returned;
+  /** The cursor of the row last returned. */
+  private int current;
+  /** The last row's key words, kept as the cursors are released; null where keys are not read. */
+  private final long[] lastKey;
+  private boolean exhausted;
   private final SampledTimer timer = new SampledTimer();
 
   /**
@@ -35,6 +40,16 @@ final class SortOutput implements Iterator<InternalRow> {
    */
   SortOutput(List<RowCursor> cursors, RowKeys keys, Runnable killCheck, Runnable onExhausted,
       SQLMetric outputTime) {
+    this(cursors, keys, killCheck, onExhausted, outputTime, false);
+  }
+
+  /**
+   * As above; {@code readsKeys}: the cursors read their rows' keys, which {@link #keyWord} hands
+   * on.
+   */
+  SortOutput(List<RowCursor> cursors, RowKeys keys, Runnable killCheck, Runnable onExhausted,
+      SQLMetric outputTime, boolean readsKeys) {
+    this.lastKey = readsKeys ? new long[keys.numWords] : null;
     this.outputTime = outputTime;
     this.cursors = cursors.toArray(new RowCursor[0]);
     this.killCheck = killCheck;
@@ -86,20 +101,36 @@ final class SortOutput implements Iterator<InternalRow> {
         throw new IllegalStateException("a run ended " + remaining + " rows early");
       }
       row = cursors[0].row();
+      current = 0;
     } else {
       int s = tree.next();
       if (s < 0) {
         throw new IllegalStateException("the runs ended " + remaining + " rows early");
       }
       row = cursors[s].row();
+      current = s;
     }
     remaining--;
     if (remaining == 0) {
       row = row.copy();
+      if (lastKey != null) {
+        for (int w = 0; w < lastKey.length; w++) {
+          lastKey[w] = cursors[current].keyWord(w);
+        }
+      }
+      exhausted = true;
       SortMetrics.add(outputTime, timer.estimateNanos() + waitNanos());
       onExhausted.run();
     }
     return row;
+  }
+
+  /**
+   * Word {@code w} of the encoded key of the row last returned, where the cursors read keys (the
+   * sort's output was started for that).
+   */
+  long keyWord(int w) {
+    return exhausted ? lastKey[w] : cursors[current].keyWord(w);
   }
 
   /**

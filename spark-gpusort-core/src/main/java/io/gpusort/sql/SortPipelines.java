@@ -36,21 +36,62 @@ final class SortPipelines {
 
   /** Orders the whole of {@code input}: partition {@code p}'s rows all sort before {@code p+1}'s. */
   static RDD<InternalRow> sortGlobally(RDD<InternalRow> input, SortPlan plan) {
+    return sortGlobally(input, null, plan, plan);
+  }
+
+  /**
+   * As above; in merge mode the map side takes {@code batches} (the same rows as columnar
+   * batches; null: the rows) under {@code mapPlan}, whose index sizing knows the input's
+   * partitions, and the reduce side runs under {@code plan}.
+   */
+  static RDD<InternalRow> sortGlobally(RDD<InternalRow> input, RDD<ColumnarBatch> batches,
+      SortPlan mapPlan, SortPlan plan) {
     RangeBounds bounds = computeBounds(input, plan);
     int numOutput = plan.outputPartitions > 0 ? plan.outputPartitions : bounds.numPartitions();
-    JavaRDD<Tuple2<Integer, InternalRow>> keyed;
     if (plan.globalMode == GlobalMode.MERGE) {
-      keyed = input.toJavaRDD().mapPartitionsWithIndex(
-          (partition, rows) -> sortAndRoute(plan, bounds, partition, rows), false);
-    } else {
-      keyed = input.toJavaRDD().mapPartitionsWithIndex(
-          (partition, rows) -> route(plan, bounds, partition, rows), false);
+      return sortCutAndMerge(input, batches, mapPlan, plan, bounds, numOutput);
     }
+    JavaRDD<Tuple2<Integer, InternalRow>> keyed = input.toJavaRDD().mapPartitionsWithIndex(
+        (partition, rows) -> route(plan, bounds, partition, rows), false);
     JavaRDD<Product2<Integer, InternalRow>> shuffled = shuffle(keyed, numOutput, plan);
-    if (plan.globalMode == GlobalMode.MERGE) {
-      return shuffled.mapPartitions(rows -> mergePartition(plan, values(rows)), false).rdd();
-    }
     return shuffled.mapPartitions(rows -> sortPartition(plan, values(rows)), false).rdd();
+  }
+
+  /**
+   * The paper's split-sort-merge: each input partition sorted on the engine and cut at the bounds
+   * into chunks (one block of chunks per output partition, written by a bulk copy each), shuffled,
+   * and each output partition's blocks merged by their keys as the map sides encoded them.
+   */
+  private static RDD<InternalRow> sortCutAndMerge(RDD<InternalRow> input,
+      RDD<ColumnarBatch> batches, SortPlan mapPlan, SortPlan plan, RangeBounds bounds,
+      int numOutput) {
+    JavaRDD<Tuple2<Integer, RowChunk>> chunks = batches != null
+        ? batches.toJavaRDD().mapPartitionsWithIndex((partition, in) ->
+            ExternalRowSorter.sortBatchesIntoChunksInTask(mapPlan, in,
+                ColumnarRowWriter.of(mapPlan.inputSchema), bounds, partition), false)
+        : input.toJavaRDD().mapPartitionsWithIndex((partition, rows) ->
+            ExternalRowSorter.sortIntoChunksInTask(mapPlan, rows, bounds, partition), false);
+    ClassTag<Object> any = ClassTag$.MODULE$.Any();
+    @SuppressWarnings({"unchecked", "rawtypes"})
+    ShuffledRDD<Integer, RowChunk, RowChunk> shuffled = new ShuffledRDD(chunks.rdd(),
+        new PartitionIdPassThrough(numOutput), any, any, any);
+    shuffled.setSerializer(new RowChunkSerializer());
+    return shuffled.toJavaRDD().mapPartitions(pairs -> ExternalRowSorter.sortChunksInTask(plan,
+        chunkValues(pairs)), false).rdd();
+  }
+
+  private static Iterator<RowChunk> chunkValues(Iterator<Tuple2<Integer, RowChunk>> pairs) {
+    return new Iterator<>() {
+      @Override
+      public boolean hasNext() {
+        return pairs.hasNext();
+      }
+
+      @Override
+      public RowChunk next() {
+        return pairs.next()._2();
+      }
+    };
   }
 
   /**
@@ -66,28 +107,13 @@ final class SortPipelines {
     return ExternalRowSorter.sortInTask(plan, input, false);
   }
 
-  private static Iterator<InternalRow> mergePartition(SortPlan plan, Iterator<InternalRow> input) {
-    return ExternalRowSorter.sortInTask(plan, input, true);
-  }
-
   /** Tags each input row with its output partition, streaming. */
   private static Iterator<Tuple2<Integer, InternalRow>> route(SortPlan plan, RangeBounds bounds,
       int partition, Iterator<InternalRow> input) {
-    return new RoutingIterator(plan, bounds, partition, input, false);
+    return new RoutingIterator(plan, bounds, partition, input);
   }
 
-  /** Sorts the input partition on the engine, then tags each row, in order, with its output. */
-  private static Iterator<Tuple2<Integer, InternalRow>> sortAndRoute(SortPlan plan,
-      RangeBounds bounds, int partition, Iterator<InternalRow> input) {
-    return new RoutingIterator(plan, bounds, partition,
-        ExternalRowSorter.sortInTask(plan, input, false), true);
-  }
-
-  /**
-   * Tags rows with their output partition. A row's tie-breaker is its index in the stream it
-   * comes from: the input's order, or the sorted order, in which equal keys keep the input's
-   * relative order (the sort is stable).
-   */
+  /** Tags rows with their output partition; a row's tie-breaker is its index in the input. */
   private static final class RoutingIterator implements Iterator<Tuple2<Integer, InternalRow>> {
     private static final int KILL_CHECK_ROWS = 4096;
     private final RangeBounds bounds;
@@ -95,19 +121,16 @@ final class SortPipelines {
     private final Iterator<InternalRow> input;
     private final RowKeys keys;
     private final long[] words;
-    private final boolean sorted;
     private final TaskContext task = TaskContext.get();
     private long index;
-    private int lastTarget;
 
     RoutingIterator(SortPlan plan, RangeBounds bounds, int partition,
-        Iterator<InternalRow> input, boolean sorted) {
+        Iterator<InternalRow> input) {
       this.bounds = bounds;
       this.partition = partition;
       this.input = input;
       this.keys = new RowKeys(plan);
       this.words = new long[keys.numWords];
-      this.sorted = sorted;
     }
 
     @Override
@@ -122,11 +145,7 @@ final class SortPipelines {
       }
       UnsafeRow row = keys.asUnsafe(input.next());
       keys.encoder.encode(row, words);
-      long at = index++;
-      int target = sorted
-          ? bounds.partitionAtOrAfter(lastTarget, words, row, partition, at, keys.ordering)
-          : bounds.partitionOf(words, row, partition, at, keys.ordering);
-      lastTarget = target;
+      int target = bounds.partitionOf(words, row, partition, index++, keys.ordering);
       return new Tuple2<>(target, row);
     }
   }

@@ -125,6 +125,35 @@ class ColumnarIntakeTest {
         col("id")), Map.of());
   }
 
+  /**
+   * A global sort in merge mode sorts each input partition as a sort within it does: above the
+   * cache and a Parquet scan its map side takes the batches, and the whole order is Spark's.
+   */
+  @Test
+  void mergeModesMapSideTakesBatches(@TempDir Path dir) {
+    String path = dir.resolve("text").toString();
+    textFrame().write().parquet(path);
+    Dataset<Row> parquet = SparkTestSession.get().read().parquet(path);
+    SparkSession spark = SparkTestSession.get();
+    spark.conf().set("spark.gpusort.global.mode", "merge");
+    try {
+      for (Dataset<Row> input : List.of(cached, parquet)) {
+        String key = input == cached ? "k_long" : "s_key";
+        Column[] order = {col(key).desc_nulls_first(), col("id")};
+        List<Row> expected = input.orderBy(order).collectAsList();
+        long before = ExternalRowSorter.columnarRowsTakenIn();
+        Dataset<Row> sorted = input.transform(GpuSort.byKey(order));
+        List<Row> actual = sorted.collectAsList();
+        assertEquals(ROWS, ExternalRowSorter.columnarRowsTakenIn() - before,
+            key + ": rows the map side took from batches");
+        assertEquals(ROWS, SortResources.metric(sorted, "columnarRows"), key + ": columnarRows");
+        assertEquals(text(expected), text(actual), key + " descending, merge mode");
+      }
+    } finally {
+      spark.conf().unset("spark.gpusort.global.mode");
+    }
+  }
+
   @Test
   void spillsAndSeveralRuns() {
     check("cached, spilling", cached, List.of(col("k_long"), col("id")),

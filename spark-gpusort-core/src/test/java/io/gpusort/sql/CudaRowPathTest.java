@@ -38,7 +38,9 @@ import org.junit.jupiter.params.provider.ValueSource;
  * compared by checksums computed in the executors, not collected: per partition the row count,
  * the sum of every row's hash (the same rows) and the sum of each key's hash weighted by its
  * position (the same key at every position; rows of equal keys may come in any order, since
- * Spark's sort is not stable). Skipped, visibly, where no CUDA device works.
+ * Spark's sort is not stable). Global sorts run in both modes: sort (rows range-shuffled one by
+ * one, each output partition sorted) and merge (each input partition sorted, cut into blocks,
+ * the blocks' keys sorted again on the reduce side). Skipped, visibly, where no CUDA device works.
  *
  * <p>On the GPU host: {@code -Dgpusort.test.master=local[16]}; {@code
  * -Dgpusort.test.rowPathEngine=cpu} runs the same checks on the CPU engine.
@@ -91,6 +93,11 @@ class CudaRowPathTest {
         d -> d.transform(GpuSort.withinPartitions(order)), keyHash, false);
     compare("byKey " + key, wide, d -> d.orderBy(order),
         d -> d.transform(GpuSort.byKey(order)), keyHash, true);
+    // The merge mode sorts each row twice on a GPU: its input partition on the map side, the
+    // blocks' keys on the reduce side (on the CPU engine the reduce side merges on the host).
+    SparkTestSession.get().conf().set("spark.gpusort.global.mode", "merge");
+    compare("byKey merge " + key, wide, d -> d.orderBy(order),
+        d -> d.transform(GpuSort.byKey(order)), keyHash, true, ENGINE.equals("cpu") ? 1 : 2);
   }
 
   @ParameterizedTest(name = "fixed-width rows, {0}")
@@ -221,6 +228,13 @@ class CudaRowPathTest {
    */
   private static Dataset<Row> compare(String what, Dataset<Row> input, UnaryOperator<Dataset<Row>> spark,
       UnaryOperator<Dataset<Row>> ours, Column keyHash, boolean global) {
+    return compare(what, input, spark, ours, keyHash, global, 1);
+  }
+
+  /** As above, each row sorted {@code sorts} times on the engine (and gathered on the device). */
+  private static Dataset<Row> compare(String what, Dataset<Row> input,
+      UnaryOperator<Dataset<Row>> spark, UnaryOperator<Dataset<Row>> ours, Column keyHash,
+      boolean global, int sorts) {
     long[][] expected = sums(spark.apply(input), keyHash);
     SparkSession session = SparkTestSession.get();
     session.conf().set("spark.gpusort.engine", ENGINE);
@@ -233,11 +247,11 @@ class CudaRowPathTest {
     } else {
       assertEquals(Arrays.deepToString(expected), Arrays.deepToString(actual), what);
     }
-    assertEquals(ROWS, SortResources.metric(hashed, ENGINE + "Rows"),
+    assertEquals((long) sorts * ROWS, SortResources.metric(hashed, ENGINE + "Rows"),
         what + ": rows sorted on " + ENGINE);
     long gathered = SortResources.metric(hashed, "rowsGatheredOnDevice");
     if (ENGINE.equals("cuda")) {
-      assertEquals(ROWS, gathered, what + ": rows put in order on the device");
+      assertEquals((long) sorts * ROWS, gathered, what + ": rows put in order on the device");
     }
     System.out.printf("CudaRowPathTest %s: %,d rows match Spark, %,d put in order on the device%n",
         what, ROWS, gathered);

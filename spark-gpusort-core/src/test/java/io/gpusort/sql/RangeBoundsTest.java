@@ -1,6 +1,7 @@
 package io.gpusort.sql;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -190,14 +191,67 @@ class RangeBoundsTest {
         fail(keyType + ": row " + row + " at (" + pos[0] + ", " + pos[1] + ") goes to partition "
             + partition + " after a row that went to " + previous + TestSeeds.rerunHint(SEED));
       }
+      // Walked from the last row's partition, a bound at a time, as the map side of the merge
+      // mode cuts rows whose keys are truncated.
       fixture.keys.encoder.encode(row, words);
-      walked = bounds.partitionAtOrAfter(walked, words, row, (int) pos[0], pos[1],
-          fixture.keys.ordering);
-      assertEquals(partition, walked, "partitionAtOrAfter disagrees with partitionOf"
+      while (walked < bounds.numBounds()
+          && bounds.isAfter(walked, words, row, (int) pos[0], pos[1], fixture.keys.ordering)) {
+        walked++;
+      }
+      assertEquals(partition, walked, "walking the bounds disagrees with partitionOf"
           + TestSeeds.rerunHint(SEED));
       previous = partition;
     }
     assertEquals(OUTPUT_PARTITIONS - 1, previous, "the last row should reach the last partition");
+  }
+
+  /**
+   * Each input partition sorted on its own (stably, so equal keys keep their order), its positions
+   * the tie-breakers: the cuts of one binary search per bound put every position in the partition
+   * {@code partitionOf} gives it. A key that needs exact comparison is refused.
+   */
+  @ParameterizedTest
+  @EnumSource(KeyType.class)
+  void cutsOfASortedPartitionPutEachRowInItsPartition(KeyType keyType) {
+    Fixture fixture = new Fixture(keyType);
+    List<List<UnsafeRow>> input = input(fixture, keyType, (random, p, i) ->
+        random.nextInt(20) == 0 ? null : random.nextInt(4) == 0 ? random.nextLong(1L << 40)
+            : (long) random.nextInt(12));
+    RangeBounds bounds = fixture.bounds(input, OUTPUT_PARTITIONS);
+    int numWords = fixture.keys.numWords;
+    int[] counts = new int[OUTPUT_PARTITIONS];
+    for (int p = 0; p < input.size(); p++) {
+      List<UnsafeRow> rows = new ArrayList<>(input.get(p));
+      rows.sort(fixture.keys.ordering::compare);
+      long[][] words = new long[rows.size()][numWords];
+      for (int k = 0; k < rows.size(); k++) {
+        fixture.keys.encoder.encode(rows.get(k), words[k]);
+      }
+      RangeBounds.SortedKeys sorted =
+          (position, out) -> System.arraycopy(words[position], 0, out, 0, numWords);
+      int partition = p;
+      if (fixture.keys.exact) {
+        assertThrows(IllegalStateException.class,
+            () -> bounds.cutSorted(rows.size(), partition, sorted, numWords));
+        continue;
+      }
+      int[] cuts = bounds.cutSorted(rows.size(), partition, sorted, numWords);
+      int b = 0;
+      for (int k = 0; k < rows.size(); k++) {
+        while (b < cuts.length && k >= cuts[b]) {
+          b++;
+        }
+        assertEquals(fixture.partitionOf(bounds, rows.get(k), p, k), b, keyType + ": position "
+            + k + " of input partition " + p + TestSeeds.rerunHint(SEED));
+        counts[b]++;
+      }
+    }
+    if (!fixture.keys.exact) {
+      for (int c : counts) {
+        assertTrue(c > 0, "an output partition with no rows: " + Arrays.toString(counts)
+            + TestSeeds.rerunHint(SEED));
+      }
+    }
   }
 
   @ParameterizedTest

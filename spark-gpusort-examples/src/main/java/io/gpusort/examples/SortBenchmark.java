@@ -172,6 +172,7 @@ public final class SortBenchmark {
   private static final int TASK_MEDIAN = 0;
   private static final int TASK_MAX = 1;
   private static final int TASK_GC = 2;
+  private static final int TASK_SHUFFLE = 3;
 
   private final long numRows;
   private final int reps;
@@ -505,18 +506,22 @@ public final class SortBenchmark {
         {"intake time", "intake"}, {"engine sort time", "sort"}, {"GPU wait time", "gpuWait"},
         {"transfer from device time", "fromDev"}, {"output time", "output"}};
 
-    /** launch and finish (ms), GC (s), deserialization (s), then {@link #STAGES} (s). */
+    /**
+     * launch and finish (ms), GC (s), deserialization (s), shuffle bytes written, then
+     * {@link #STAGES} (s).
+     */
     private final List<double[]> ended = java.util.Collections.synchronizedList(new ArrayList<>());
 
     @Override
     public void onTaskEnd(org.apache.spark.scheduler.SparkListenerTaskEnd end) {
       org.apache.spark.scheduler.TaskInfo info = end.taskInfo();
-      double[] task = new double[4 + STAGES.length];
+      double[] task = new double[5 + STAGES.length];
       task[0] = info.launchTime();
       task[1] = info.finishTime();
       if (end.taskMetrics() != null) {
         task[2] = end.taskMetrics().jvmGCTime() / 1e3;
         task[3] = end.taskMetrics().executorDeserializeTime() / 1e3;
+        task[4] = end.taskMetrics().shuffleWriteMetrics().bytesWritten();
       }
       for (org.apache.spark.scheduler.AccumulableInfo acc
           : scala.jdk.javaapi.CollectionConverters.asJava(info.accumulables())) {
@@ -526,7 +531,7 @@ public final class SortBenchmark {
         }
         for (int s = 0; s < STAGES.length; s++) {
           if (STAGES[s][0].equals(acc.name().get())) {
-            task[4 + s] += value.doubleValue() / 1e9;
+            task[5 + s] += value.doubleValue() / 1e9;
           }
         }
       }
@@ -537,15 +542,19 @@ public final class SortBenchmark {
       ended.clear();
     }
 
-    /** Median and longest task time and summed GC time of the tasks since {@link #clear()}. */
+    /**
+     * Median and longest task time, summed GC time and shuffle bytes written (MB) of the tasks
+     * since {@link #clear()}.
+     */
     double[] spans() {
       synchronized (ended) {
         double[] times = ended.stream().mapToDouble(t -> (t[1] - t[0]) / 1e3).sorted().toArray();
         double gc = ended.stream().mapToDouble(t -> t[2]).sum();
+        double shuffled = ended.stream().mapToDouble(t -> t[4]).sum() / 1e6;
         if (times.length == 0) {
-          return new double[] {0, 0, gc};
+          return new double[] {0, 0, gc, shuffled};
         }
-        return new double[] {times[times.length / 2], times[times.length - 1], gc};
+        return new double[] {times[times.length / 2], times[times.length - 1], gc, shuffled};
       }
     }
 
@@ -571,8 +580,8 @@ public final class SortBenchmark {
           "+%.3f run %.3f deser %.3f", (task[0] - firstLaunch) / 1e3, (task[1] - task[0]) / 1e3,
           task[3]));
       for (int s = 0; s < STAGES.length; s++) {
-        if (task[4 + s] > 0) {
-          line.append(String.format(Locale.ROOT, " %s %.3f", STAGES[s][1], task[4 + s]));
+        if (task[5 + s] > 0) {
+          line.append(String.format(Locale.ROOT, " %s %.3f", STAGES[s][1], task[5 + s]));
         }
       }
       return line.toString();
@@ -730,16 +739,17 @@ public final class SortBenchmark {
    * over the timed repetitions: how much of a case's wall time its tasks take.
    */
   private static void printTaskTable(List<Case> cases, double[][][] spans, PrintStream out) {
-    out.println(String.format(Locale.ROOT, "%n%-36s %-7s %9s %9s %9s", "tasks", "engine",
-        "median s", "max s", "GC s"));
+    out.println(String.format(Locale.ROOT, "%n%-36s %-7s %9s %9s %9s %11s", "tasks", "engine",
+        "median s", "max s", "GC s", "shuffle MB"));
     for (int i = 0; i < cases.size(); i++) {
       double[][] runs = spans[i];
-      out.println(String.format(Locale.ROOT, "%-36s %-7s %9.3f %9.3f %9.3f", cases.get(i).name(),
-          cases.get(i).engine(), medianOf(runs, TASK_MEDIAN), medianOf(runs, TASK_MAX),
-          medianOf(runs, TASK_GC)));
+      out.println(String.format(Locale.ROOT, "%-36s %-7s %9.3f %9.3f %9.3f %11.1f",
+          cases.get(i).name(), cases.get(i).engine(), medianOf(runs, TASK_MEDIAN),
+          medianOf(runs, TASK_MAX), medianOf(runs, TASK_GC), medianOf(runs, TASK_SHUFFLE)));
     }
     out.println("tasks: launch to finish of each task of the case's jobs, median and longest; GC: "
-        + "the tasks' JVM GC time summed; each the median over the timed repetitions");
+        + "the tasks' JVM GC time summed; shuffle MB: the bytes they wrote to the shuffle "
+        + "(compressed, as on disk); each the median over the timed repetitions");
   }
 
   /** Per case and timed repetition, its median and its slowest task, as the listener saw them. */
