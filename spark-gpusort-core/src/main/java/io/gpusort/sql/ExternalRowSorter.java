@@ -234,7 +234,7 @@ final class ExternalRowSorter implements SortMemory.Spiller {
   /** Takes in the rows by {@code intake}, then cuts them into chunks as above. */
   private Iterator<Tuple2<Integer, RowChunk>> sortIntoChunks(Intake intake, RangeBounds bounds,
       int partition) {
-    try {
+    return closingOnFailure(() -> {
       intake.takeIn();
       if (builder.numRows() > 0) {
         sealRun();
@@ -250,13 +250,7 @@ final class ExternalRowSorter implements SortMemory.Spiller {
       Iterator<InternalRow> sorted = startOutput(keys.shipsKeys || cuts == null);
       return new ChunkCutter(sorted instanceof SortOutput out ? out : null, rows, bounds,
           partition, keys, cuts, !anyKeyInexact && keys.encoder.keysExact());
-    } catch (IOException e) {
-      close();
-      throw new UncheckedIOException("GpuSort could not spill to local disk", e);
-    } catch (RuntimeException | Error e) {
-      close();
-      throw e;
-    }
+    });
   }
 
   private long fileRunRows() {
@@ -274,15 +268,16 @@ final class ExternalRowSorter implements SortMemory.Spiller {
 
   /**
    * Takes in every row of {@code chunks}: each row's bytes copied into the run's pages, its key
-   * words into the key columns as they are (no encoding). A chunk that does not add up (a size
-   * past its end, another key width) fails the task rather than be read past its end.
+   * words, where the chunk carries them, into the key columns as they are (no encoding), else its
+   * key encoded from the row as the row intake does. A chunk that does not add up (a size past its
+   * end, another key width) fails the task rather than be read past its end.
    */
   private void takeInChunks(Iterator<RowChunk> chunks) throws IOException {
     long count = 0;
     long sealsBefore = sealNanosSoFar;
     long childNanos = 0;
     long start = System.nanoTime();
-    long keyBytes = 8L * keys.numWords;
+    UnsafeRow unkeyed = new UnsafeRow(numFields);
     while (true) {
       long chunkStart = System.nanoTime();
       if (!chunks.hasNext()) {
@@ -295,10 +290,7 @@ final class ExternalRowSorter implements SortMemory.Spiller {
         throw new IllegalStateException("a chunk of keys of " + chunk.numWords()
             + " words for a sort whose keys have " + keys.numWords);
       }
-      if (chunk.numWords() == 0) {
-        count = takeInUnkeyed(chunk, count);
-        continue;
-      }
+      long keyBytes = 8L * chunk.numWords();
       byte[] bytes = chunk.bytes();
       long at = Platform.BYTE_ARRAY_OFFSET;
       long end = at + chunk.usedBytes();
@@ -319,7 +311,12 @@ final class ExternalRowSorter implements SortMemory.Spiller {
           ROWS_TAKEN_IN.addAndGet(KILL_CHECK_ROWS);
         }
         makeRoom((int) size);
-        builder.appendEncoded(bytes, at, row, (int) size, exact);
+        if (keyBytes == 0) {
+          unkeyed.pointTo(bytes, row, (int) size);
+          builder.append(unkeyed);
+        } else {
+          builder.appendEncoded(bytes, at, row, (int) size, exact);
+        }
         at = row + size;
       }
       if (at != end) {
@@ -331,42 +328,6 @@ final class ExternalRowSorter implements SortMemory.Spiller {
     SortMetrics.add(plan.metrics.inputTime, Math.min(wall, childNanos));
     SortMetrics.add(plan.metrics.intakeTime,
         Math.max(0, wall - childNanos - (sealNanosSoFar - sealsBefore)));
-  }
-
-  /**
-   * Takes in the rows of a chunk sent without keys (fixed-width keys): each encoded here from its
-   * row, as the row intake does; returns {@code count} with them.
-   */
-  private long takeInUnkeyed(RowChunk chunk, long count) throws IOException {
-    byte[] bytes = chunk.bytes();
-    long at = Platform.BYTE_ARRAY_OFFSET;
-    long end = at + chunk.usedBytes();
-    UnsafeRow row = new UnsafeRow(numFields);
-    for (int j = 0; j < chunk.numRows(); j++) {
-      if (at + RowChunk.SIZE_BYTES > end) {
-        throw new IllegalStateException("a chunk of " + chunk.numRows() + " rows ends at row "
-            + j);
-      }
-      long size = Platform.getInt(bytes, at);
-      long start = at + RowChunk.SIZE_BYTES;
-      if (size < 0 || size > end - start || (size & 7) != 0) {
-        throw new IllegalStateException("a row of " + size + " bytes in a chunk of "
-            + chunk.usedBytes());
-      }
-      if ((++count & (KILL_CHECK_ROWS - 1)) == 0) {
-        killCheck.run();
-        ROWS_TAKEN_IN.addAndGet(KILL_CHECK_ROWS);
-      }
-      row.pointTo(bytes, start, (int) size);
-      makeRoom((int) size);
-      builder.append(row);
-      at = start + size;
-    }
-    if (at != end) {
-      throw new IllegalStateException("a chunk of " + chunk.numRows() + " rows holds "
-          + (end - at) + " bytes more");
-    }
-    return count;
   }
 
   /** Takes in every row of {@code input}, then returns the rows in order. */
@@ -384,9 +345,22 @@ final class ExternalRowSorter implements SortMemory.Spiller {
    * Runs {@code intake}, then returns the rows in order; releases everything when either fails.
    */
   private Iterator<InternalRow> sortAfter(Intake intake) {
-    try {
+    return closingOnFailure(() -> {
       intake.takeIn();
       return startOutput(false);
+    });
+  }
+
+  /** A step of the sort that may spill to disk. */
+  @FunctionalInterface
+  private interface Step<T> {
+    T run() throws IOException;
+  }
+
+  /** Runs {@code step}; releases everything the sorter holds when it fails. */
+  private <T> T closingOnFailure(Step<T> step) {
+    try {
+      return step.run();
     } catch (IOException e) {
       close();
       throw new UncheckedIOException("GpuSort could not spill to local disk", e);

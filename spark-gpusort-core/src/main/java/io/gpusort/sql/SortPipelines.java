@@ -77,21 +77,7 @@ final class SortPipelines {
         new PartitionIdPassThrough(numOutput), any, any, any);
     shuffled.setSerializer(new RowChunkSerializer());
     return shuffled.toJavaRDD().mapPartitions(pairs -> ExternalRowSorter.sortChunksInTask(plan,
-        chunkValues(pairs)), false).rdd();
-  }
-
-  private static Iterator<RowChunk> chunkValues(Iterator<Tuple2<Integer, RowChunk>> pairs) {
-    return new Iterator<>() {
-      @Override
-      public boolean hasNext() {
-        return pairs.hasNext();
-      }
-
-      @Override
-      public RowChunk next() {
-        return pairs.next()._2();
-      }
-    };
+        values(pairs)), false).rdd();
   }
 
   /**
@@ -188,7 +174,8 @@ final class SortPipelines {
     return result;
   }
 
-  private static Iterator<InternalRow> values(Iterator<Product2<Integer, InternalRow>> pairs) {
+  /** The values of a shuffle's (output partition, value) pairs. */
+  private static <V> Iterator<V> values(Iterator<? extends Product2<Integer, V>> pairs) {
     return new Iterator<>() {
       @Override
       public boolean hasNext() {
@@ -196,7 +183,7 @@ final class SortPipelines {
       }
 
       @Override
-      public InternalRow next() {
+      public V next() {
         return pairs.next()._2();
       }
     };

@@ -160,10 +160,7 @@ class RangeBoundsTest {
   @EnumSource(KeyType.class)
   void rowsInSortedOrderGoToNonDecreasingPartitions(KeyType keyType) {
     Fixture fixture = new Fixture(keyType);
-    // Few distinct keys and some nulls, so that the tie-breaker decides most boundaries.
-    List<List<UnsafeRow>> input = input(fixture, keyType, (random, p, i) ->
-        random.nextInt(20) == 0 ? null : random.nextInt(4) == 0 ? random.nextLong(1L << 40)
-            : (long) random.nextInt(12));
+    List<List<UnsafeRow>> input = input(fixture, keyType, FEW_KEYS);
     RangeBounds bounds = fixture.bounds(input, OUTPUT_PARTITIONS);
     List<long[]> positions = new ArrayList<>();
     for (int p = 0; p < input.size(); p++) {
@@ -214,9 +211,7 @@ class RangeBoundsTest {
   @EnumSource(KeyType.class)
   void cutsOfASortedPartitionPutEachRowInItsPartition(KeyType keyType) {
     Fixture fixture = new Fixture(keyType);
-    List<List<UnsafeRow>> input = input(fixture, keyType, (random, p, i) ->
-        random.nextInt(20) == 0 ? null : random.nextInt(4) == 0 ? random.nextLong(1L << 40)
-            : (long) random.nextInt(12));
+    List<List<UnsafeRow>> input = input(fixture, keyType, FEW_KEYS);
     RangeBounds bounds = fixture.bounds(input, OUTPUT_PARTITIONS);
     int numWords = fixture.keys.numWords;
     int[] counts = new int[OUTPUT_PARTITIONS];
@@ -301,6 +296,10 @@ class RangeBoundsTest {
   private interface KeyChoice {
     Long key(SplittableRandom random, int partition, int index);
   }
+
+  /** Few distinct keys and some nulls, so that the tie-breaker decides most boundaries. */
+  private static final KeyChoice FEW_KEYS = (random, p, i) -> random.nextInt(20) == 0 ? null
+      : random.nextInt(4) == 0 ? random.nextLong(1L << 40) : (long) random.nextInt(12);
 
   private static List<List<UnsafeRow>> input(Fixture fixture, KeyType keyType, KeyChoice keys) {
     SplittableRandom random = new SplittableRandom(SEED);
