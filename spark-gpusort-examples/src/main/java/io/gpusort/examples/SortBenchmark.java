@@ -44,7 +44,8 @@ import scala.jdk.javaapi.CollectionConverters;
 /**
  * An engine of GpuSort (the CPU engine unless {@code --engine} says) against Spark's own sort,
  * measured in the same run on the same input: {@link GpuSort#byKey} (in both
- * {@code spark.gpusort.global.mode}s) against {@code Dataset.orderBy}, and
+ * {@code spark.gpusort.global.mode}s) and the same {@code orderBy} with the plugin's SQL
+ * extension on (Spark's plan, its sort replaced) against {@code Dataset.orderBy}, and
  * {@link GpuSort#withinPartitions} against {@code sortWithinPartitions}, each beside its floor
  * measured in the same run on the same input: a hash shuffle of the rows (global sorts) or a scan
  * of them (within partitions), with no sort. Each run is a noop write; the cases take turns within
@@ -79,8 +80,9 @@ import scala.jdk.javaapi.CollectionConverters;
  * The sort key column is named {@code key} in both shapes. The Parquet input is read back with
  * Spark's file split settings, so its partitions can differ from {@code --partitions}; the header
  * says how many it has. {@code --cases}: {@code all} (the default), {@code within} (the scan and
- * the two sorts within partitions) or {@code global} (the hash shuffle and the three global
- * sorts). {@code --conf key=value} (repeatable) sets a session setting before any case runs, such
+ * the two sorts within partitions) or {@code global} (the hash shuffle and the four global
+ * sorts). The session loads the plugin's SQL extension (unless {@code spark.sql.extensions} is
+ * set), with {@code spark.gpusort.sql.enabled} off but in its SQL case. {@code --conf key=value} (repeatable) sets a session setting before any case runs, such
  * as {@code spark.gpusort.cpu.gatherRows=true}. {@code --variant label:key=value[,key=value...]}
  * (repeatable) adds a {@code GpuSort.withinPartitions} case run with those settings (settings
  * read once per executor, such as {@code spark.gpusort.cuda.concurrentTasks}, need a run of
@@ -183,6 +185,9 @@ public final class SortBenchmark {
   private final String parquetDir;
   private final KeyShape keyShape;
   private final Cases which;
+  private static final String SQL_EXTENSIONS = "spark.sql.extensions";
+  private static final String SQL_CASE = "SQL ORDER BY, plugin";
+
   /** Session settings ({@code --conf key=value}) set before any case runs. */
   private final Map<String, String> settings;
   /** Extra GpuSort.withinPartitions cases ({@code --variant label:key=value,...}) by label. */
@@ -217,6 +222,10 @@ public final class SortBenchmark {
       return;
     }
     ExampleRuntime.quietLoggingUnlessConfigured();
+    // The plugin's SQL extension, for the SQL case; off for every other case (sql.enabled).
+    if (System.getProperty(SQL_EXTENSIONS) == null) {
+      System.setProperty(SQL_EXTENSIONS, "io.gpusort.spark.GpuSortExtensions");
+    }
     SparkSession spark = ExampleRuntime.createSession("spark-gpusort SortBenchmark",
         benchmark.master, "local[2]");
     try {
@@ -409,6 +418,9 @@ public final class SortBenchmark {
             Map.of(mode, "sort"), ds -> ds.transform(GpuSort.<Row>byKey(KEY))),
         new Case("GpuSort.byKey, global.mode=merge", engine, true, "Dataset.orderBy", SHUFFLE,
             Map.of(mode, "merge"), ds -> ds.transform(GpuSort.<Row>byKey(KEY))),
+        // Spark's plan (its range exchange) with the plugin's replacement of its sort.
+        new Case(SQL_CASE, engine, true, "Dataset.orderBy", SHUFFLE,
+            Map.of(GpuSortConf.SQL_ENABLED.key(), "true"), ds -> ds.orderBy(KEY)),
         new Case(SCAN, "-", false, null, null, Map.of(), ds -> ds),
         new Case("Dataset.sortWithinPartitions", "spark", false, null, SCAN, Map.of(),
             ds -> ds.sortWithinPartitions(KEY)),
@@ -416,8 +428,8 @@ public final class SortBenchmark {
             Map.of(), ds -> ds.transform(GpuSort.<Row>withinPartitions(KEY))));
     List<Case> chosen = new ArrayList<>(switch (which) {
       case ALL -> all;
-      case GLOBAL -> all.subList(0, 4);
-      case WITHIN -> all.subList(4, 7);
+      case GLOBAL -> all.subList(0, 5);
+      case WITHIN -> all.subList(5, 8);
     });
     if (which != Cases.GLOBAL) {
       variants.forEach((label, conf) -> chosen.add(new Case("GpuSort.withinPartitions " + label,
@@ -470,8 +482,11 @@ public final class SortBenchmark {
   }
 
   private double timeSeconds(SparkSession spark, Case c, Dataset<Row> input) {
-    // A variant's settings hold for its own case only: the others get the run's settings back.
-    for (Map<String, String> conf : variants.values()) {
+    // A variant's or a case's settings hold for its own case only: the others get the run's
+    // settings back.
+    List<Map<String, String>> own = new ArrayList<>(variants.values());
+    own.add(Map.of(GpuSortConf.SQL_ENABLED.key(), ""));
+    for (Map<String, String> conf : own) {
       for (String key : conf.keySet()) {
         if (settings.containsKey(key)) {
           spark.conf().set(key, settings.get(key));
@@ -479,6 +494,10 @@ public final class SortBenchmark {
           spark.conf().unset(key);
         }
       }
+    }
+    // The plugin's replacement of Spark's sorts only in the SQL case (unless --conf asks).
+    if (!settings.containsKey(GpuSortConf.SQL_ENABLED.key())) {
+      spark.conf().set(GpuSortConf.SQL_ENABLED.key(), "false");
     }
     c.conf().forEach((key, value) -> spark.conf().set(key, value));
     // GpuSort reads its configuration when the transform is applied, so build it after setting.
