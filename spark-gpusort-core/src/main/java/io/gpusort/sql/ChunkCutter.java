@@ -2,7 +2,6 @@ package io.gpusort.sql;
 
 import java.util.Iterator;
 import java.util.NoSuchElementException;
-import org.apache.spark.TaskContext;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 import scala.Tuple2;
 
@@ -15,8 +14,6 @@ import scala.Tuple2;
  * with the next bound as it passes, its position the tie-breaker.
  */
 final class ChunkCutter implements Iterator<Tuple2<Integer, RowChunk>> {
-  private static final int KILL_CHECK_ROWS = 4096;
-
   private final SortOutput rows;
   private final RangeBounds bounds;
   private final int partition;
@@ -28,7 +25,6 @@ final class ChunkCutter implements Iterator<Tuple2<Integer, RowChunk>> {
   private final long[] words;
   /** Key words each row carries in its chunk: none where the reducer encodes keys itself. */
   private final int chunkWords;
-  private final TaskContext task = TaskContext.get();
   /** The position of the next row to take. */
   private long position;
   /** Whether the row at {@link #position} - 1 was read but not yet put in a chunk. */
@@ -42,10 +38,10 @@ final class ChunkCutter implements Iterator<Tuple2<Integer, RowChunk>> {
    *     null when it has none
    * @param keysExact whether every key of the partition is exact (none truncated)
    */
-  ChunkCutter(SortOutput rows, long totalRows, RangeBounds bounds, int partition, RowKeys keys,
-      int[] cuts, boolean keysExact) {
+  ChunkCutter(SortOutput rows, RangeBounds bounds, int partition, RowKeys keys, int[] cuts,
+      boolean keysExact) {
     this.rows = rows;
-    this.totalRows = rows == null ? 0 : totalRows;
+    this.totalRows = rows == null ? 0 : rows.numRows();
     this.bounds = bounds;
     this.partition = partition;
     this.keys = keys;
@@ -80,7 +76,7 @@ final class ChunkCutter implements Iterator<Tuple2<Integer, RowChunk>> {
       chunk.markKeysInexact();
     }
     while (pending != null && pendingTarget == chunkTarget && !chunk.isFull()) {
-      chunk.add(words, 0, pending);
+      chunk.add(words, pending);
       pending = null;
       if (position < totalRows) {
         readNext();
@@ -91,9 +87,7 @@ final class ChunkCutter implements Iterator<Tuple2<Integer, RowChunk>> {
 
   /** Reads the row at {@link #position} into {@link #pending}, with its key and target. */
   private void readNext() {
-    if (task != null && (position & (KILL_CHECK_ROWS - 1)) == KILL_CHECK_ROWS - 1) {
-      task.killTaskIfInterrupted();
-    }
+    // The sorted output checks for a killed task every few thousand rows.
     UnsafeRow row = (UnsafeRow) rows.next();
     if (chunkWords > 0 || cuts == null) {
       for (int w = 0; w < words.length; w++) {

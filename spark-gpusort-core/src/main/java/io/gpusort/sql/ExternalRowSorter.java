@@ -245,20 +245,11 @@ final class ExternalRowSorter implements SortMemory.Spiller {
         cuts = bounds.cutSorted(run.numRows, partition,
             (position, out) -> run.gatherKeys(position, 1, out), keys.numWords);
       }
-      long rows = memoryRunRows + fileRunRows();
       // Keys are read where they go with the rows, or where each row is compared with a bound.
       Iterator<InternalRow> sorted = startOutput(keys.shipsKeys || cuts == null);
-      return new ChunkCutter(sorted instanceof SortOutput out ? out : null, rows, bounds,
-          partition, keys, cuts, !anyKeyInexact && keys.encoder.keysExact());
+      return new ChunkCutter(sorted instanceof SortOutput out ? out : null, bounds, partition,
+          keys, cuts, !anyKeyInexact && keys.encoder.keysExact());
     });
-  }
-
-  private long fileRunRows() {
-    long rows = 0;
-    for (FileRun run : fileRuns) {
-      rows += run.numRows();
-    }
-    return rows;
   }
 
   /** As {@link #sortChunksInTask}, in this sorter. */
@@ -531,16 +522,8 @@ final class ExternalRowSorter implements SortMemory.Spiller {
     output = new SortOutput(cursors, keys, killCheck, this::close, plan.metrics.outputTime,
         readKeys);
     recordSortTime(System.nanoTime() - start);
-    SortMetrics.add(plan.metrics.outputRows, countRows(cursors));
+    SortMetrics.add(plan.metrics.outputRows, output.numRows());
     return output;
-  }
-
-  private static long countRows(List<RowCursor> cursors) {
-    long rows = 0;
-    for (RowCursor c : cursors) {
-      rows += c.numRows();
-    }
-    return rows;
   }
 
   /** Merges spilled runs, consecutive ones together, until at most {@code width} are left. */

@@ -81,8 +81,8 @@ final class RowChunk {
     return 8L * numWords + SIZE_BYTES + rowBytes;
   }
 
-  /** Appends {@code row} with its key words {@code words[from, from + numWords)}. */
-  void add(long[] words, int from, UnsafeRow row) {
+  /** Appends {@code row} with its key words, the first {@code numWords} of {@code words}. */
+  void add(long[] words, UnsafeRow row) {
     int size = row.getSizeInBytes();
     long entry = entryBytes(numWords, size);
     if (used + entry > bytes.length) {
@@ -90,7 +90,7 @@ final class RowChunk {
     }
     long at = Platform.BYTE_ARRAY_OFFSET + used;
     for (int w = 0; w < numWords; w++) {
-      Platform.putLong(bytes, at + 8L * w, words[from + w]);
+      Platform.putLong(bytes, at + 8L * w, words[w]);
     }
     at += 8L * numWords;
     Platform.putInt(bytes, at, size);

@@ -25,6 +25,7 @@ final class SortOutput implements Iterator<InternalRow> {
   private final Runnable onExhausted;
   private final MergeTree tree;
   private final SQLMetric outputTime;
+  private final long numRows;
   private long remaining;
   private long returned;
   /** The cursor of the row last returned. */
@@ -54,10 +55,18 @@ final class SortOutput implements Iterator<InternalRow> {
     this.cursors = cursors.toArray(new RowCursor[0]);
     this.killCheck = killCheck;
     this.onExhausted = onExhausted;
+    long rows = 0;
     for (RowCursor c : cursors) {
-      remaining += c.numRows();
+      rows += c.numRows();
     }
+    this.numRows = rows;
+    this.remaining = rows;
     this.tree = this.cursors.length > 1 ? new CursorMerge(cursors, keys).tree() : null;
+  }
+
+  /** Rows of the output in all, those returned included. */
+  long numRows() {
+    return numRows;
   }
 
   @Override

@@ -67,7 +67,7 @@ class RowChunkSerializerTest {
     List<RowChunk> chunks = new ArrayList<>();
     RowChunk chunk = new RowChunk(NUM_WORDS, 0);
     for (UnsafeRow r : rows) {
-      chunk.add(words(r.getLong(0)), 0, r);
+      chunk.add(words(r.getLong(0)), r);
       if (chunk.isFull()) {
         chunks.add(chunk);
         chunk = new RowChunk(NUM_WORDS, 1000);
@@ -120,7 +120,7 @@ class RowChunkSerializerTest {
   @Test
   void aStreamOfSomethingElseOrCutShortIsRefused() {
     RowChunk chunk = new RowChunk(NUM_WORDS, 0);
-    chunk.add(words(1), 0, row(1, "one"));
+    chunk.add(words(1), row(1, "one"));
     byte[] stream = write(List.of(chunk));
     byte[] cut = java.util.Arrays.copyOf(stream, stream.length - 3);
     RowChunkSerializer.Reader shortReader =

@@ -482,11 +482,8 @@ public final class SortBenchmark {
   }
 
   private double timeSeconds(SparkSession spark, Case c, Dataset<Row> input) {
-    // A variant's or a case's settings hold for its own case only: the others get the run's
-    // settings back.
-    List<Map<String, String>> own = new ArrayList<>(variants.values());
-    own.add(Map.of(GpuSortConf.SQL_ENABLED.key(), ""));
-    for (Map<String, String> conf : own) {
+    // A variant's settings hold for its own case only: the others get the run's settings back.
+    for (Map<String, String> conf : variants.values()) {
       for (String key : conf.keySet()) {
         if (settings.containsKey(key)) {
           spark.conf().set(key, settings.get(key));
@@ -496,9 +493,8 @@ public final class SortBenchmark {
       }
     }
     // The plugin's replacement of Spark's sorts only in the SQL case (unless --conf asks).
-    if (!settings.containsKey(GpuSortConf.SQL_ENABLED.key())) {
-      spark.conf().set(GpuSortConf.SQL_ENABLED.key(), "false");
-    }
+    String sqlEnabled = GpuSortConf.SQL_ENABLED.key();
+    spark.conf().set(sqlEnabled, settings.getOrDefault(sqlEnabled, "false"));
     c.conf().forEach((key, value) -> spark.conf().set(key, value));
     // GpuSort reads its configuration when the transform is applied, so build it after setting.
     Dataset<Row> sorted = c.sort().apply(input);
