@@ -154,21 +154,26 @@ public final class GpuSortConf {
           + "cache comes as Spark's rows.");
 
   public static final ConfEntry<GlobalMode> GLOBAL_MODE = enumEntry("spark.gpusort.global.mode",
-      GlobalMode.class, GlobalMode.SORT,
-      "How byKey orders the whole dataset: sort = range-shuffle the rows one by one, then sort "
-          + "each output partition on the engine; merge = sort each input partition on the "
-          + "engine, cut it at the range bounds into one block per output partition (its rows "
-          + "and, for string or binary keys, their encoded keys) and merge each output "
-          + "partition's blocks by key (on a GPU engine, one sort of their keys on the device).");
+      GlobalMode.class, GlobalMode.MERGE,
+      "How a global sort orders the whole dataset: merge = the paper's split-sort-merge as one "
+          + "exchange (a query stage to adaptive execution): each input partition sorted on the "
+          + "engine and cut at the range bounds into one block per output partition (its rows "
+          + "and, for string or binary keys, their encoded keys), each output partition's blocks "
+          + "merged by key (on a GPU engine, one sort of their keys on the device); with the SQL "
+          + "extension, it also takes the place of Spark's range exchange and sort for ORDER BY. "
+          + "sort = range-shuffle the rows one by one, then sort each output partition on the "
+          + "engine (SQL sorts then stay above Spark's range exchange).");
 
   /** The most output partitions {@link #OUTPUT_PARTITIONS} accepts. */
   public static final int MAX_OUTPUT_PARTITIONS = 1 << 20;
 
   public static final ConfEntry<Integer> OUTPUT_PARTITIONS = intEntry(
       "spark.gpusort.global.partitions", 0, 0, MAX_OUTPUT_PARTITIONS,
-      "Number of output partitions of byKey; 0 chooses from the data size: one per "
+      "Number of output partitions of a global sort (byKey, and in merge mode SQL's ORDER BY "
+          + "through the extension); 0 chooses from the data size: one per "
           + "spark.sql.adaptive.advisoryPartitionSizeInBytes of input, at most "
-          + "spark.sql.shuffle.partitions.");
+          + "spark.sql.shuffle.partitions (for ORDER BY, the count of Spark's range exchange), "
+          + "which adaptive execution may then coalesce; a number set here is kept as it is.");
 
   public static final ConfEntry<Integer> SAMPLE_ROWS_PER_PARTITION = intEntry(
       "spark.gpusort.global.sampleRowsPerOutputPartition", 100, 1, 1 << 20,

@@ -246,7 +246,8 @@ final class ExternalRowSorter implements SortMemory.Spiller {
             (position, out) -> run.gatherKeys(position, 1, out), keys.numWords);
       }
       // Keys are read where they go with the rows, or where each row is compared with a bound.
-      Iterator<InternalRow> sorted = startOutput(keys.shipsKeys || cuts == null);
+      // These rows go on to the shuffle, not out of the node: the reduce side counts its output.
+      Iterator<InternalRow> sorted = startOutput(keys.shipsKeys || cuts == null, false);
       return new ChunkCutter(sorted instanceof SortOutput out ? out : null, bounds, partition,
           keys, cuts, !anyKeyInexact && keys.encoder.keysExact());
     });
@@ -338,7 +339,7 @@ final class ExternalRowSorter implements SortMemory.Spiller {
   private Iterator<InternalRow> sortAfter(Intake intake) {
     return closingOnFailure(() -> {
       intake.takeIn();
-      return startOutput(false);
+      return startOutput(false, true);
     });
   }
 
@@ -495,8 +496,12 @@ final class ExternalRowSorter implements SortMemory.Spiller {
     return new FileRun(file, run.numRows - from, keys.numWords);
   }
 
-  /** Seals the last run and starts the output; {@code readKeys}: it hands on the rows' keys. */
-  private Iterator<InternalRow> startOutput(boolean readKeys) throws IOException {
+  /**
+   * Seals the last run and starts the output; {@code readKeys}: it hands on the rows' keys;
+   * {@code nodeOutput}: its rows are the node's output, counted in {@code numOutputRows}.
+   */
+  private Iterator<InternalRow> startOutput(boolean readKeys, boolean nodeOutput)
+      throws IOException {
     if (builder.numRows() > 0) {
       sealRun();
     }
@@ -522,7 +527,9 @@ final class ExternalRowSorter implements SortMemory.Spiller {
     output = new SortOutput(cursors, keys, killCheck, this::close, plan.metrics.outputTime,
         readKeys);
     recordSortTime(System.nanoTime() - start);
-    SortMetrics.add(plan.metrics.outputRows, output.numRows());
+    if (nodeOutput) {
+      SortMetrics.add(plan.metrics.outputRows, output.numRows());
+    }
     return output;
   }
 

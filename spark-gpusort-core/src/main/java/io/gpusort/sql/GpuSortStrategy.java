@@ -1,5 +1,7 @@
 package io.gpusort.sql;
 
+import io.gpusort.config.GpuSortConf;
+import io.gpusort.config.GpuSortConf.GlobalMode;
 import java.util.List;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.execution.SparkPlan;
@@ -7,13 +9,20 @@ import org.apache.spark.sql.execution.SparkStrategy;
 import scala.collection.immutable.Seq;
 import scala.jdk.javaapi.CollectionConverters;
 
-/** Plans {@link GpuSortNode} as {@link GpuSortExec}. */
+/**
+ * Plans {@link GpuSortNode}: a global sort in merge mode as the exchange that sorts, cuts and
+ * merges ({@link GpuRangeSortExchangeExec}), so that adaptive execution sees its shuffle as a query
+ * stage; every other one as {@link GpuSortExec}.
+ */
 public final class GpuSortStrategy extends SparkStrategy {
   @Override
   public Seq<SparkPlan> apply(LogicalPlan plan) {
     if (plan instanceof GpuSortNode node) {
-      SparkPlan exec = new GpuSortExec(node.order(), node.global(), node.settings(),
-          planLater(node.child()));
+      boolean merge = node.global()
+          && GpuSortConf.of(node.settings()).get(GpuSortConf.GLOBAL_MODE) == GlobalMode.MERGE;
+      SparkPlan exec = merge
+          ? new GpuRangeSortExchangeExec(node.order(), 0, node.settings(), planLater(node.child()))
+          : new GpuSortExec(node.order(), node.global(), node.settings(), planLater(node.child()));
       return CollectionConverters.asScala(List.of(exec)).toList();
     }
     return CollectionConverters.asScala(List.<SparkPlan>of()).toList();

@@ -1,6 +1,5 @@
 package io.gpusort.sql;
 
-import io.gpusort.config.GpuSortConf.GlobalMode;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Iterator;
@@ -20,8 +19,9 @@ import scala.reflect.ClassTag;
 import scala.reflect.ClassTag$;
 
 /**
- * The RDD pipelines behind the sort node: a local sort of each partition, and the two global sorts
- * (range-shuffle then sort; or sort, range-shuffle the sorted runs, then merge).
+ * The RDD pipelines behind the sort nodes: a local sort of each partition, the global sort that
+ * range-shuffles rows then sorts, and the map side of the one that sorts, range-shuffles the
+ * sorted runs in chunks, then merges ({@link GpuRangeSortExchangeExec} runs its shuffle).
  */
 final class SortPipelines {
   /** Spark's cap on the rows sampled for range boundaries, kept here for the same reason. */
@@ -34,23 +34,13 @@ final class SortPipelines {
     return input.toJavaRDD().mapPartitions(rows -> sortPartition(plan, rows), true).rdd();
   }
 
-  /** Orders the whole of {@code input}: partition {@code p}'s rows all sort before {@code p+1}'s. */
-  static RDD<InternalRow> sortGlobally(RDD<InternalRow> input, SortPlan plan) {
-    return sortGlobally(input, null, plan, plan);
-  }
-
   /**
-   * As above; in merge mode the map side takes {@code batches} (the same rows as columnar
-   * batches; null: the rows) under {@code mapPlan}, whose index sizing knows the input's
-   * partitions, and the reduce side runs under {@code plan}.
+   * Orders the whole of {@code input} by range-shuffling its rows and sorting each output
+   * partition ({@code global.mode=sort}): partition {@code p}'s rows all sort before {@code p+1}'s.
    */
-  static RDD<InternalRow> sortGlobally(RDD<InternalRow> input, RDD<ColumnarBatch> batches,
-      SortPlan mapPlan, SortPlan plan) {
+  static RDD<InternalRow> sortGlobally(RDD<InternalRow> input, SortPlan plan) {
     RangeBounds bounds = computeBounds(input, plan);
     int numOutput = plan.outputPartitions > 0 ? plan.outputPartitions : bounds.numPartitions();
-    if (plan.globalMode == GlobalMode.MERGE) {
-      return sortCutAndMerge(input, batches, mapPlan, plan, bounds, numOutput);
-    }
     JavaRDD<Tuple2<Integer, InternalRow>> keyed = input.toJavaRDD().mapPartitionsWithIndex(
         (partition, rows) -> route(plan, bounds, partition, rows), false);
     JavaRDD<Product2<Integer, InternalRow>> shuffled = shuffle(keyed, numOutput, plan);
@@ -58,26 +48,21 @@ final class SortPipelines {
   }
 
   /**
-   * The paper's split-sort-merge: each input partition sorted on the engine and cut at the bounds
-   * into chunks (one block of chunks per output partition, written by a bulk copy each), shuffled,
-   * and each output partition's blocks merged by their keys as the map sides encoded them.
+   * The map side of the paper's split-sort-merge ({@code global.mode=merge}): each input
+   * partition sorted on the engine and cut at {@code bounds} into chunks, tagged with their output
+   * partition (one block of chunks per output partition, each written by a bulk copy). The rows
+   * come from {@code batches} (the same rows as columnar batches, for the columnar intake) or,
+   * where that is null, from {@code input}.
    */
-  private static RDD<InternalRow> sortCutAndMerge(RDD<InternalRow> input,
-      RDD<ColumnarBatch> batches, SortPlan mapPlan, SortPlan plan, RangeBounds bounds,
-      int numOutput) {
+  static RDD<Tuple2<Integer, RowChunk>> sortAndCut(RDD<InternalRow> input,
+      RDD<ColumnarBatch> batches, SortPlan plan, RangeBounds bounds) {
     JavaRDD<Tuple2<Integer, RowChunk>> chunks = batches != null
         ? batches.toJavaRDD().mapPartitionsWithIndex((partition, in) ->
-            ExternalRowSorter.sortBatchesIntoChunksInTask(mapPlan, in,
-                ColumnarRowWriter.of(mapPlan.inputSchema), bounds, partition), false)
+            ExternalRowSorter.sortBatchesIntoChunksInTask(plan, in,
+                ColumnarRowWriter.of(plan.inputSchema), bounds, partition), false)
         : input.toJavaRDD().mapPartitionsWithIndex((partition, rows) ->
-            ExternalRowSorter.sortIntoChunksInTask(mapPlan, rows, bounds, partition), false);
-    ClassTag<Object> any = ClassTag$.MODULE$.Any();
-    @SuppressWarnings({"unchecked", "rawtypes"})
-    ShuffledRDD<Integer, RowChunk, RowChunk> shuffled = new ShuffledRDD(chunks.rdd(),
-        new PartitionIdPassThrough(numOutput), any, any, any);
-    shuffled.setSerializer(new RowChunkSerializer());
-    return shuffled.toJavaRDD().mapPartitions(pairs -> ExternalRowSorter.sortChunksInTask(plan,
-        values(pairs)), false).rdd();
+            ExternalRowSorter.sortIntoChunksInTask(plan, rows, bounds, partition), false);
+    return chunks.rdd();
   }
 
   /**
@@ -136,7 +121,21 @@ final class SortPipelines {
     }
   }
 
-  private static RangeBounds computeBounds(RDD<InternalRow> input, SortPlan plan) {
+  /**
+   * The range bounds of a global sort of {@code input}: a job that samples each partition's keys,
+   * then the bounds chosen from the samples on the driver, as many output partitions as the
+   * sampled bytes call for ({@code advisoryPartitionBytes} each, at most {@code
+   * maxAutoPartitions}) unless {@code outputPartitions} fixes them.
+   */
+  static RangeBounds computeBounds(RDD<InternalRow> input, SortPlan plan) {
+    return computeBounds(input, plan, 0);
+  }
+
+  /**
+   * As above, each sampled row counted as {@code rowBytes} of input where that is positive (the
+   * rows sampled are the key columns alone, their rows all of that size), else as its own size.
+   */
+  static RangeBounds computeBounds(RDD<InternalRow> input, SortPlan plan, long rowBytes) {
     int numInput = Math.max(1, input.getNumPartitions());
     int maxOutput = plan.outputPartitions > 0 ? plan.outputPartitions : plan.maxAutoPartitions;
     long sampleRows = Math.min((long) plan.sampleRowsPerPartition * maxOutput, MAX_SAMPLE_ROWS);
@@ -149,6 +148,9 @@ final class SortPipelines {
     for (RangeBounds.PartitionSample s : samples) {
       totalRows += s.numRows;
       totalBytes += s.numBytes;
+    }
+    if (rowBytes > 0) {
+      totalBytes = totalRows * rowBytes;
     }
     int numOutput = plan.outputPartitions;
     if (numOutput == 0) {
@@ -175,7 +177,7 @@ final class SortPipelines {
   }
 
   /** The values of a shuffle's (output partition, value) pairs. */
-  private static <V> Iterator<V> values(Iterator<? extends Product2<Integer, V>> pairs) {
+  static <V> Iterator<V> values(Iterator<? extends Product2<Integer, V>> pairs) {
     return new Iterator<>() {
       @Override
       public boolean hasNext() {

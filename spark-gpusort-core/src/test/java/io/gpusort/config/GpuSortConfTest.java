@@ -37,7 +37,7 @@ class GpuSortConfTest {
     assertEquals(32L << 20, conf.get(GpuSortConf.CHUNK_BYTES));
     assertEquals(1L << 40, conf.get(GpuSortConf.RUN_BYTES));
     assertEquals(false, conf.get(GpuSortConf.GATHER_ROWS_ON_HOST));
-    assertEquals(GlobalMode.SORT, conf.get(GpuSortConf.GLOBAL_MODE));
+    assertEquals(GlobalMode.MERGE, conf.get(GpuSortConf.GLOBAL_MODE));
     assertEquals(0, conf.get(GpuSortConf.OUTPUT_PARTITIONS));
     assertEquals(100, conf.get(GpuSortConf.SAMPLE_ROWS_PER_PARTITION));
     assertEquals(16, conf.get(GpuSortConf.STRING_PREFIX_BYTES));
@@ -120,7 +120,7 @@ class GpuSortConfTest {
     assertEquals(GlobalMode.MERGE, GpuSortConf.GLOBAL_MODE.parse("mErGe"));
     assertEquals("auto", GpuSortConf.ENGINE.defaultString());
     assertEquals("one of auto, cpu, cuda, vulkan", GpuSortConf.ENGINE.validValues());
-    assertEquals(GlobalMode.MERGE, GpuSortConf.of(Map.of(GpuSortConf.GLOBAL_MODE.key(), "MERGE"))
+    assertEquals(GlobalMode.SORT, GpuSortConf.of(Map.of(GpuSortConf.GLOBAL_MODE.key(), "SORT"))
         .get(GpuSortConf.GLOBAL_MODE));
   }
 

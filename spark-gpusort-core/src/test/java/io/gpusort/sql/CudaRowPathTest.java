@@ -9,6 +9,7 @@ import static org.apache.spark.sql.functions.lit;
 import static org.apache.spark.sql.functions.when;
 import static org.apache.spark.sql.functions.xxhash64;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.gpusort.GpuSort;
@@ -91,13 +92,34 @@ class CudaRowPathTest {
     Column keyHash = keyHash(name);
     compare("within " + key, wide, d -> d.sortWithinPartitions(order),
         d -> d.transform(GpuSort.withinPartitions(order)), keyHash, false);
+    SparkTestSession.get().conf().set("spark.gpusort.global.mode", "sort");
     compare("byKey " + key, wide, d -> d.orderBy(order),
         d -> d.transform(GpuSort.byKey(order)), keyHash, true);
-    // The merge mode sorts each row twice on a GPU: its input partition on the map side, the
-    // blocks' keys on the reduce side (on the CPU engine the reduce side merges on the host).
+    // The merge mode (the exchange that sorts, cuts and merges) sorts each row twice on a GPU:
+    // its input partition on the map side, the blocks' keys on the reduce side (on the CPU
+    // engine the reduce side merges on the host).
     SparkTestSession.get().conf().set("spark.gpusort.global.mode", "merge");
     compare("byKey merge " + key, wide, d -> d.orderBy(order),
         d -> d.transform(GpuSort.byKey(order)), keyHash, true, ENGINE.equals("cpu") ? 1 : 2);
+  }
+
+  /**
+   * SQL's ORDER BY through the extension: Spark's range exchange and sort replaced by the
+   * exchange that sorts, cuts and merges, each row sorted on the device on both of its sides.
+   */
+  @ParameterizedTest(name = "SQL ORDER BY, {0}")
+  @ValueSource(strings = {"k_long", "k_str DESC NULLS LAST"})
+  void sqlOrderByIsTheExchangeOnTheDevice(String key) {
+    String name = key.split(" ")[0];
+    Column order = key.contains("DESC") ? col(name).desc_nulls_last() : col(name).asc_nulls_first();
+    SparkSession session = SparkTestSession.get();
+    Dataset<Row> hashed = compare("SQL ORDER BY " + key, wide, d -> d.orderBy(order), d -> {
+      session.conf().set(SparkTestSession.SQL_ENABLED, "true");
+      return d.orderBy(order);
+    }, keyHash(name), true, ENGINE.equals("cpu") ? 1 : 2);
+    assertTrue(SortResources.sortNodes(hashed).stream()
+        .anyMatch(node -> node instanceof GpuRangeSortExchangeExec),
+        hashed.queryExecution().executedPlan().toString());
   }
 
   @ParameterizedTest(name = "fixed-width rows, {0}")

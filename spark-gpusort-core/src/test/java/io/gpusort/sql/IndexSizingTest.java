@@ -122,7 +122,7 @@ class IndexSizingTest {
   /** The estimate the GpuSort node sorting {@code input} by {@code key} gets from its child. */
   private static long estimateOf(Dataset<Row> input, String key) {
     Dataset<Row> sorted = input.transform(GpuSort.withinPartitions(key));
-    GpuSortExec node = SortResources.sortNode(sorted);
+    GpuSortExec node = (GpuSortExec) SortResources.sortNode(sorted);
     return GpuSortExec.expectedPartitionRows(node.child(),
         node.child().execute().getNumPartitions());
   }

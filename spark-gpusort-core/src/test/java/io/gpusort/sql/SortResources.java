@@ -75,23 +75,26 @@ final class SortResources {
     return SparkEnv.get().memoryManager().executionMemoryUsed();
   }
 
-  /** Every GpuSort node of an executed query, through adaptive execution's stages. */
-  static List<GpuSortExec> sortNodes(Dataset<?> executed) {
-    List<GpuSortExec> nodes = new ArrayList<>();
+  /**
+   * Every GpuSort node of an executed query ({@link GpuSortExec}, {@link GpuRangeSortExchangeExec}),
+   * through adaptive execution's stages, a reused exchange counted once.
+   */
+  static List<SparkPlan> sortNodes(Dataset<?> executed) {
+    List<SparkPlan> nodes = new ArrayList<>();
     collect(executed.queryExecution().executedPlan(), nodes);
     return nodes;
   }
 
   /** The first GpuSort node of {@code query}'s plan (executed or not); fails if there is none. */
-  static GpuSortExec sortNode(Dataset<?> query) {
-    List<GpuSortExec> nodes = sortNodes(query);
+  static SparkPlan sortNode(Dataset<?> query) {
+    List<SparkPlan> nodes = sortNodes(query);
     assertFalse(nodes.isEmpty(), "no GpuSort node in\n" + query.queryExecution().executedPlan());
     return nodes.get(0);
   }
 
-  private static void collect(SparkPlan plan, List<GpuSortExec> nodes) {
-    if (plan instanceof GpuSortExec node) {
-      nodes.add(node);
+  private static void collect(SparkPlan plan, List<SparkPlan> nodes) {
+    if (plan instanceof GpuSortExec || plan instanceof GpuRangeSortExchangeExec) {
+      nodes.add(plan);
     }
     if (plan instanceof AdaptiveSparkPlanExec adaptive) {
       collect(adaptive.executedPlan(), nodes);
@@ -107,7 +110,7 @@ final class SortResources {
   /** The sum of metric {@code key} over every GpuSort node of {@code executed}. */
   static long metric(Dataset<?> executed, String key) {
     long sum = 0;
-    for (GpuSortExec node : sortNodes(executed)) {
+    for (SparkPlan node : sortNodes(executed)) {
       SQLMetric metric = CollectionConverters.asJava(node.metrics()).get(key);
       sum += metric.value();
     }

@@ -27,7 +27,8 @@ class SqlExtensionTest {
   private static final int ROWS = 4_000;
   /** Spark's SortExec in a plan string ("Sort [...]", not the engine's "GpuSort [...]"). */
   private static final String SPARK_SORT = "(?<![A-Za-z])Sort \\[";
-  private static final String GPU_SORT = "GpuSort \\[";
+  /** The engine's nodes: the sort, and the exchange that sorts, cuts and merges (ORDER BY). */
+  private static final String GPU_SORT = "(GpuSort|GpuRangeSortExchange) \\[";
 
   private SparkSession spark;
 

@@ -4,14 +4,19 @@ import static org.apache.spark.sql.functions.col;
 
 import io.gpusort.GpuSort;
 import io.gpusort.spark.GpuSortPlugin;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
 import org.apache.spark.SparkEnv;
+import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.function.Function2;
+import org.apache.spark.api.java.function.MapPartitionsFunction;
 import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 
@@ -24,11 +29,19 @@ import org.apache.spark.sql.SparkSession;
  * {@code CLUSTER CHECK OK} and exits 0, or fails with the reason.
  *
  * <pre>
- *   spark-submit --class io.gpusort.examples.ClusterCheck ... OUTPUT_DIR [ROWS] [MIN_EXECUTORS]
+ *   spark-submit --class io.gpusort.examples.ClusterCheck ... OUTPUT_DIR [ROWS] [MIN_EXECUTORS] [GATE_DIR]
  * </pre>
  *
  * <p>Output: {@code OUTPUT_DIR/bykey} (columns k, id) and {@code OUTPUT_DIR/sql} (s, k, id), one
- * file per partition, in partition order by file name.
+ * file per partition, in partition order by file name. Both sorts must be planned as the engine's
+ * exchange ({@code GpuRangeSortExchange}, the default global mode).
+ *
+ * <p>With {@code GATE_DIR} (a directory every executor and the caller see), the job is a fault
+ * drill instead: it writes {@code byKey}'s output to {@code OUTPUT_DIR/fault}, and each task of
+ * the write's first attempt, after its partition's blocks were merged, creates
+ * {@code GATE_DIR/started-<partition>-<executor>} and waits (two minutes at most) until
+ * {@code GATE_DIR/go} exists. The caller kills a worker meanwhile; the job must finish through
+ * Spark's retries.
  */
 public final class ClusterCheck {
   private ClusterCheck() {}
@@ -37,6 +50,7 @@ public final class ClusterCheck {
     String output = args[0];
     long rows = args.length > 1 ? Long.parseLong(args[1]) : 200_000;
     int minExecutors = args.length > 2 ? Integer.parseInt(args[2]) : 2;
+    String gate = args.length > 3 ? args[3] : null;
     SparkSession spark = SparkSession.builder().appName("spark-gpusort cluster check")
         .getOrCreate();
     // Four partitions out of each sort, so that the sorting stages spread over the executors.
@@ -51,15 +65,18 @@ public final class ClusterCheck {
 
       Dataset<Row> byKey = input.select(col("k"), col("id"))
           .transform(GpuSort.byKey(col("k"), col("id")));
+      if (gate != null) {
+        writeThroughGate(byKey, gate, output + "/fault");
+        System.out.println("CLUSTER CHECK OK rows=" + rows + " (through the gate)");
+        return;
+      }
       Set<String> executors = checkOrder(byKey, rows, "byKey");
+      requireExchange(byKey, "byKey");
       byKey.write().mode("overwrite").csv(output + "/bykey");
 
       Dataset<Row> sql = spark.sql("SELECT s, k, id FROM t ORDER BY s DESC, k, id");
       executors.addAll(checkOrder(sql, rows, "ORDER BY"));
-      String plan = sql.queryExecution().executedPlan().toString();
-      if (!plan.contains("GpuSort [")) {
-        throw new IllegalStateException("ORDER BY did not run on the engine:\n" + plan);
-      }
+      requireExchange(sql, "ORDER BY");
       sql.write().mode("overwrite").csv(output + "/sql");
 
       if (executors.size() < minExecutors) {
@@ -76,6 +93,36 @@ public final class ClusterCheck {
     } finally {
       spark.stop();
     }
+  }
+
+  /** Fails unless {@code sorted} was planned as the engine's exchange that sorts and merges. */
+  private static void requireExchange(Dataset<Row> sorted, String what) {
+    String plan = sorted.queryExecution().executedPlan().toString();
+    if (!plan.contains("GpuRangeSortExchange [")) {
+      throw new IllegalStateException(what + " did not run as GpuSort's exchange:\n" + plan);
+    }
+  }
+
+  /**
+   * Writes {@code sorted} as CSV to {@code output}, each task held at the gate (see the class
+   * comment) after its first row, that is after its blocks were fetched and merged.
+   */
+  private static void writeThroughGate(Dataset<Row> sorted, String gate, String output) {
+    MapPartitionsFunction<Row, Row> held = rows -> {
+      TaskContext task = TaskContext.get();
+      if (rows.hasNext() && task.stageAttemptNumber() == 0 && task.attemptNumber() == 0) {
+        Path dir = Path.of(gate);
+        Files.createFile(dir.resolve("started-" + task.partitionId() + "-"
+            + SparkEnv.get().executorId()));
+        long deadline = System.nanoTime() + 120_000_000_000L;
+        while (!Files.exists(dir.resolve("go")) && System.nanoTime() < deadline) {
+          Thread.sleep(100);
+        }
+      }
+      return rows;
+    };
+    sorted.mapPartitions(held, Encoders.row(sorted.schema())).write().mode("overwrite")
+        .csv(output);
   }
 
   /** Waits up to two minutes until {@code count} executors have registered with the driver. */
