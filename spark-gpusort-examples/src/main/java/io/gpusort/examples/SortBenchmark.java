@@ -9,6 +9,7 @@ import static org.apache.spark.sql.functions.xxhash64;
 
 import io.gpusort.GpuSort;
 import io.gpusort.config.GpuSortConf;
+import io.gpusort.sql.GpuRangeSortExchangeExec;
 import io.gpusort.sql.GpuSortExec;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -418,7 +419,8 @@ public final class SortBenchmark {
             Map.of(mode, "sort"), ds -> ds.transform(GpuSort.<Row>byKey(KEY))),
         new Case("GpuSort.byKey, global.mode=merge", engine, true, "Dataset.orderBy", SHUFFLE,
             Map.of(mode, "merge"), ds -> ds.transform(GpuSort.<Row>byKey(KEY))),
-        // Spark's plan (its range exchange) with the plugin's replacement of its sort.
+        // Spark's plan with the plugin's replacement: its range exchange and sort become one
+        // GpuRangeSortExchange (the default global mode, merge).
         new Case(SQL_CASE, engine, true, "Dataset.orderBy", SHUFFLE,
             Map.of(GpuSortConf.SQL_ENABLED.key(), "true"), ds -> ds.orderBy(KEY)),
         new Case(SCAN, "-", false, null, null, Map.of(), ds -> ds),
@@ -653,7 +655,7 @@ public final class SortBenchmark {
    */
   private static Map<String, Double> stageSample(SparkPlan plan) {
     Map<String, Double> sample = new TreeMap<>();
-    for (GpuSortExec node : gpuSortNodes(plan, new ArrayList<>())) {
+    for (SparkPlan node : gpuSortNodes(plan, new ArrayList<>())) {
       CollectionConverters.asJava(node.metrics()).forEach((key, metric) -> {
         if (key.endsWith(STAGE_TIME_SUFFIX)) {
           sample.merge(key, ExampleRuntime.seconds(nanos(metric)), Double::sum);
@@ -672,12 +674,13 @@ public final class SortBenchmark {
   }
 
   /**
-   * Adds the GpuSort nodes of an executed {@code plan} to {@code found}, looking into adaptive
-   * plans (their final plan) and query stages as well as children; returns {@code found}.
+   * Adds the GpuSort nodes (the sort, the exchange that sorts, cuts and merges) of an executed
+   * {@code plan} to {@code found}, looking into adaptive plans (their final plan) and query stages
+   * as well as children; returns {@code found}.
    */
-  private static List<GpuSortExec> gpuSortNodes(SparkPlan plan, List<GpuSortExec> found) {
-    if (plan instanceof GpuSortExec node) {
-      found.add(node);
+  private static List<SparkPlan> gpuSortNodes(SparkPlan plan, List<SparkPlan> found) {
+    if (plan instanceof GpuSortExec || plan instanceof GpuRangeSortExchangeExec) {
+      found.add(plan);
     }
     if (plan instanceof AdaptiveSparkPlanExec adaptive) {
       gpuSortNodes(adaptive.executedPlan(), found);
