@@ -34,7 +34,8 @@
 #   CACHE_COLUMNS  string keys (2e7 cached rows), within-partition cases: the cache's batches read
 #              by the sort (intake.cacheBatches, the default) against the cache's rows, cases of one
 #              run
-#   GLOBAL     the global cases (hash-shuffle floor, orderBy, byKey in sort and merge mode), 1e8
+#   GLOBAL     the global cases (hash-shuffle floor, orderBy, byKey in sort and merge mode, SQL
+#              ORDER BY through the extension: the last two the exchange GpuRangeSortExchange), 1e8
 #              cached rows, REPS repetitions (3); GLOBAL_INPUTS adds parquet (1e8 rows from Parquet)
 #              and string (2e7 string-key rows)
 #   MEMORY     the memory, spill and cancellation suites as the build runs them (surefire's default,
