@@ -38,6 +38,9 @@
 #              ORDER BY through the extension: the last two the exchange GpuRangeSortExchange), 1e8
 #              cached rows, REPS repetitions (3); GLOBAL_INPUTS adds parquet (1e8 rows from Parquet)
 #              and string (2e7 string-key rows)
+#   FILE       the whole Parquet -> global sort -> Parquet job (SortBenchmark --cases file): no sort
+#              (the floor), Spark's read-orderBy-write, FileSort, SQL ORDER BY with the plugin;
+#              1e8 rows (FILE_ROWS), REPS repetitions (3); each output checked once
 #   MEMORY     the memory, spill and cancellation suites as the build runs them (surefire's default,
 #              spilling and small-heap executions) with engine auto, which is cuda there: each
 #              log's first line names the engine its session resolved
@@ -180,6 +183,9 @@ if [ "${GLOBAL:-0}" = 1 ]; then
         --key string ;;
     esac
   done
+fi
+if [ "${FILE:-0}" = 1 ]; then
+  bench file "" "" --rows "${FILE_ROWS:-100000000}" --reps "${REPS:-3}" --cases file
 fi
 if [ "${CACHE_COLUMNS:-0}" = 1 ]; then
   bench cache-columns "" "" --rows 20000000 --reps "${REPS:-3}" --cases within --key string \

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpusort.GpuSort;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
@@ -15,6 +16,7 @@ import org.apache.spark.sql.SparkSession;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -190,6 +192,19 @@ class RangeSortExchangeTest {
       numbers.unpersist(true);
       withStrings.unpersist(true);
     }
+  }
+
+  /** The same above a Parquet scan: its key columns are read alone for the bounds. */
+  @Test
+  void boundsAboveAParquetScanAreSampledFromTheKeyColumns(@TempDir Path dir) {
+    String path = dir.resolve("numbers").toString();
+    spark.table("r").selectExpr("k", "id", "id * 3 AS p").write().parquet(path);
+    Dataset<Row> numbers = spark.read().parquet(path);
+    List<Row> expected = sparks(() -> numbers.orderBy(col("k"), col("id").desc()));
+    long before = GpuRangeSortExchangeExec.keyColumnSamples();
+    Dataset<Row> sorted = numbers.transform(GpuSort.byKey(col("k"), col("id").desc()));
+    assertEquals(expected, sorted.collectAsList());
+    assertEquals(before + 1, GpuRangeSortExchangeExec.keyColumnSamples());
   }
 
   /** Spark's own result for {@code query}, with the extension off. */

@@ -65,6 +65,24 @@ final class OrderChecksum {
     return new OrderChecksum(rows, keySequence, rowSum, rowMixSum);
   }
 
+  /**
+   * The checksums of the datasets of {@code parts} one after the other, in that order, as
+   * {@link #of} would give for their concatenation.
+   */
+  static OrderChecksum concat(List<OrderChecksum> parts) {
+    long rows = 0;
+    long keySequence = 0;
+    long rowSum = 0;
+    long rowMixSum = 0;
+    for (OrderChecksum p : parts) {
+      keySequence = addMod(mulMod(keySequence, powMod(BASE, p.rows)), p.keySequence);
+      rows += p.rows;
+      rowSum += p.rowSum;
+      rowMixSum += p.rowMixSum;
+    }
+    return new OrderChecksum(rows, keySequence, rowSum, rowMixSum);
+  }
+
   /** Null if {@code other} agrees with this, else what differs, in words. */
   String differenceFrom(OrderChecksum other) {
     List<String> diffs = new ArrayList<>();

@@ -94,6 +94,8 @@ public final class SortBenchmark {
 
   private static final String SCAN = "scan (no sort)";
   private static final String SHUFFLE = "hash repartition (no sort)";
+  private static final String FILE_FLOOR = "Parquet -> Parquet (no sort)";
+  private static final String FILE_SPARK = "read, Dataset.orderBy, write";
 
   /** Metric keys of the GpuSort node with this suffix are stage times. */
   private static final String STAGE_TIME_SUFFIX = "Time";
@@ -153,7 +155,22 @@ public final class SortBenchmark {
    * hash-shuffled, with no sort) its time is compared with.
    */
   private record Case(String name, String engine, boolean gpuSort, String baseline, String floor,
-      Map<String, String> conf, UnaryOperator<Dataset<Row>> sort) {}
+      Map<String, String> conf, UnaryOperator<Dataset<Row>> sort, FileJob job) {
+    /** A case timed as a noop write of {@code sort} applied to the input. */
+    Case(String name, String engine, boolean gpuSort, String baseline, String floor,
+        Map<String, String> conf, UnaryOperator<Dataset<Row>> sort) {
+      this(name, engine, gpuSort, baseline, floor, conf, sort, null);
+    }
+  }
+
+  /**
+   * A whole job of the file cases: reads the input's Parquet files at {@code input} (read into
+   * {@code rows}), writes Parquet to the directory {@code output}, which does not exist yet.
+   */
+  @FunctionalInterface
+  private interface FileJob {
+    void run(SparkSession spark, Dataset<Row> rows, String input, String output);
+  }
 
   /** The rows every case reads, how the header describes them, and what releases them. */
   private record PreparedInput(Dataset<Row> rows, String description, Runnable release)
@@ -189,13 +206,21 @@ public final class SortBenchmark {
   private static final String SQL_EXTENSIONS = "spark.sql.extensions";
   private static final String SQL_CASE = "SQL ORDER BY, plugin";
 
+  /** Where the Parquet input was written ({@code --input parquet}), once it was. */
+  private Path parquetPath;
+  /** Checksums of Spark's sort of the input, once a file case was checked against them. */
+  private OrderChecksum expectedFileChecksum;
+
   /** Session settings ({@code --conf key=value}) set before any case runs. */
   private final Map<String, String> settings;
   /** Extra GpuSort.withinPartitions cases ({@code --variant label:key=value,...}) by label. */
   private final Map<String, Map<String, String>> variants;
 
-  /** Which cases run: all, the sorts within partitions (with the scan), or the global ones. */
-  enum Cases { ALL, WITHIN, GLOBAL }
+  /**
+   * Which cases run: all, the sorts within partitions (with the scan), the global ones, or the
+   * whole Parquet-to-Parquet jobs ({@code file}, which reads Parquet input).
+   */
+  enum Cases { ALL, WITHIN, GLOBAL, FILE }
 
   private SortBenchmark(long numRows, int reps, String master, int partitions, String engine,
       Input input, String parquetDir, KeyShape keyShape, Cases which,
@@ -295,6 +320,10 @@ public final class SortBenchmark {
             + "--parquet-dir, --key, --cases, --conf, --variant");
       }
     }
+    if (which == Cases.FILE) {
+      // The jobs read files: the input is written to Parquet once, whatever --input says.
+      input = Input.PARQUET;
+    }
     if (parquetDir != null && input != Input.PARQUET) {
       throw new IllegalArgumentException("--parquet-dir needs --input parquet");
     }
@@ -368,6 +397,7 @@ public final class SortBenchmark {
       // Overwrite: a new temporary directory exists, empty; --parquet-dir was checked absent.
       generated.write().mode(SaveMode.Overwrite).parquet(dir.toString());
       Dataset<Row> rows = spark.read().parquet(dir.toString());
+      parquetPath = dir;
       String description = String.format(Locale.ROOT, "written once to %s, every case reads it "
           + "back (%d partitions) with no cache; deleted at the end", dir,
           rows.javaRDD().getNumPartitions());
@@ -432,6 +462,7 @@ public final class SortBenchmark {
       case ALL -> all;
       case GLOBAL -> all.subList(0, 5);
       case WITHIN -> all.subList(5, 8);
+      case FILE -> fileCases(engine);
     });
     if (which != Cases.GLOBAL) {
       variants.forEach((label, conf) -> chosen.add(new Case("GpuSort.withinPartitions " + label,
@@ -439,6 +470,38 @@ public final class SortBenchmark {
           ds -> ds.transform(GpuSort.<Row>withinPartitions(KEY)))));
     }
     return chosen;
+  }
+
+  /**
+   * The whole job of sorting a Parquet file into Parquet: read and write with no sort (the
+   * floor), Spark's read-{@code orderBy}-write (the baseline), {@link FileSort} as its users run
+   * it ({@code GpuSort.byKey}, the default global mode), and Spark's job with the plugin's SQL
+   * extension on.
+   */
+  private List<Case> fileCases(String engine) {
+    String sql = GpuSortConf.SQL_ENABLED.key();
+    return List.of(
+        new Case(FILE_FLOOR, "-", false, null, null, Map.of(), null,
+            (spark, rows, in, out) -> rows.write().parquet(out)),
+        new Case(FILE_SPARK, "spark", false, null, FILE_FLOOR, Map.of(), null,
+            (spark, rows, in, out) -> rows.orderBy(KEY).write().parquet(out)),
+        new Case("FileSort (GpuSort.byKey)", engine, true, FILE_SPARK, FILE_FLOOR, Map.of(), null,
+            SortBenchmark::runFileSort),
+        new Case("read, SQL ORDER BY, write, plugin", engine, true, FILE_SPARK, FILE_FLOOR,
+            Map.of(sql, "true"), null,
+            (spark, rows, in, out) -> rows.orderBy(KEY).write().parquet(out)));
+  }
+
+  /** FileSort's own code path, in this session: {@code --input in --key key --output out}. */
+  private static void runFileSort(SparkSession spark, Dataset<Row> rows, String in, String out) {
+    java.io.ByteArrayOutputStream errors = new java.io.ByteArrayOutputStream();
+    PrintStream err = new PrintStream(errors, true, java.nio.charset.StandardCharsets.UTF_8);
+    int code = FileSort.execute(spark, FileSortArgs.parse(new String[] {"--input", in,
+        "--format", "parquet", "--key", KEY, "--output", out}),
+        new PrintStream(java.io.OutputStream.nullOutputStream()), err);
+    if (code != FileSort.EXIT_OK) {
+      throw new IllegalStateException("FileSort exited with " + code + ": " + errors);
+    }
   }
 
   /**
@@ -457,7 +520,7 @@ public final class SortBenchmark {
     spark.sparkContext().addSparkListener(tasks);
     try {
       for (Case c : cases) {
-        timeSeconds(spark, c, rows);
+        timeSeconds(spark, c, rows, true);
       }
       for (int rep = 0; rep < reps; rep++) {
         for (int k = 0; k < cases.size(); k++) {
@@ -467,7 +530,7 @@ public final class SortBenchmark {
           awaitListeners(spark);
           writes.clear();
           tasks.clear();
-          seconds[i][rep] = timeSeconds(spark, c, rows);
+          seconds[i][rep] = timeSeconds(spark, c, rows, false);
           awaitListeners(spark);
           taskSpans[i][rep] = tasks.spans();
           slowTasks[i][rep] = tasks.medianAndSlowest();
@@ -483,7 +546,11 @@ public final class SortBenchmark {
     return new Measurements(seconds, stageSamples, taskSpans, slowTasks);
   }
 
-  private double timeSeconds(SparkSession spark, Case c, Dataset<Row> input) {
+  /**
+   * Runs {@code c} once and returns its seconds; a file case's output is deleted after, and with
+   * {@code check} first read back and compared with Spark's sort of the input.
+   */
+  private double timeSeconds(SparkSession spark, Case c, Dataset<Row> input, boolean check) {
     // A variant's settings hold for its own case only: the others get the run's settings back.
     for (Map<String, String> conf : variants.values()) {
       for (String key : conf.keySet()) {
@@ -498,10 +565,68 @@ public final class SortBenchmark {
     String sqlEnabled = GpuSortConf.SQL_ENABLED.key();
     spark.conf().set(sqlEnabled, settings.getOrDefault(sqlEnabled, "false"));
     c.conf().forEach((key, value) -> spark.conf().set(key, value));
+    if (c.job() != null) {
+      return timeFileJob(spark, c, input, check);
+    }
     // GpuSort reads its configuration when the transform is applied, so build it after setting.
     Dataset<Row> sorted = c.sort().apply(input);
     System.gc();
     return ExampleRuntime.seconds(ExampleRuntime.timeNoopWriteNanos(sorted));
+  }
+
+  private double timeFileJob(SparkSession spark, Case c, Dataset<Row> input, boolean check) {
+    Path output = new Path(parquetPath.getParent(), parquetPath.getName() + "-out-"
+        + java.util.UUID.randomUUID());
+    try {
+      System.gc();
+      long start = System.nanoTime();
+      c.job().run(spark, input, parquetPath.toString(), output.toString());
+      long nanos = System.nanoTime() - start;
+      if (check && c.floor() != null) {
+        checkSortedOutput(spark, c.name(), input, output);
+      }
+      return ExampleRuntime.seconds(nanos);
+    } finally {
+      deleteDir(spark, output);
+    }
+  }
+
+  /**
+   * Fails unless the Parquet files at {@code output}, read one by one in name order (the order a
+   * sorted output's part files carry), hold the rows of {@code input} sorted by the key: the same
+   * checksums ({@link OrderChecksum}) as Spark's sort of the input.
+   */
+  private void checkSortedOutput(SparkSession spark, String caseName, Dataset<Row> input,
+      Path output) {
+    if (expectedFileChecksum == null) {
+      String sqlEnabled = GpuSortConf.SQL_ENABLED.key();
+      String before = spark.conf().get(sqlEnabled);
+      spark.conf().set(sqlEnabled, "false");
+      expectedFileChecksum = OrderChecksum.of(input.orderBy(KEY), List.of(KEY));
+      spark.conf().set(sqlEnabled, before);
+    }
+    List<OrderChecksum> parts = new ArrayList<>();
+    try {
+      org.apache.hadoop.fs.FileSystem fs =
+          output.getFileSystem(spark.sparkContext().hadoopConfiguration());
+      List<String> files = new ArrayList<>();
+      for (org.apache.hadoop.fs.FileStatus f : fs.listStatus(output)) {
+        if (f.getPath().getName().startsWith("part-")) {
+          files.add(f.getPath().toString());
+        }
+      }
+      java.util.Collections.sort(files);
+      for (String file : files) {
+        parts.add(OrderChecksum.of(spark.read().parquet(file), List.of(KEY)));
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot list " + output, e);
+    }
+    String difference = OrderChecksum.concat(parts).differenceFrom(expectedFileChecksum);
+    if (difference != null) {
+      throw new IllegalStateException(caseName + ": its output and Spark's sort of the input: "
+          + difference);
+    }
   }
 
   private static void awaitListeners(SparkSession spark) {
