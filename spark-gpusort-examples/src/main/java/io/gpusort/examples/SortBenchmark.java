@@ -49,7 +49,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * extension on (Spark's plan, its sort replaced) against {@code Dataset.orderBy}, and
  * {@link GpuSort#withinPartitions} against {@code sortWithinPartitions}, each beside its floor
  * measured in the same run on the same input: a hash shuffle of the rows (global sorts) or a scan
- * of them (within partitions), with no sort. Each run is a noop write; the cases take turns within
+ * of them (within partitions), with no sort. Each run is a noop write (the file cases write
+ * Parquet); the cases take turns within
  * each repetition so that drift in the machine's speed spreads over all of them.
  *
  * <p>The input is generated once and either cached in memory ({@code --input cached}), or written
@@ -65,7 +66,7 @@ import scala.jdk.javaapi.CollectionConverters;
  * spark-submit --driver-memory 8g --class io.gpusort.examples.SortBenchmark \
  *     spark-gpusort-examples-<version>.jar [--rows 10000000] [--reps 5] [--partitions N] \
  *     [--engine cpu] [--input cached|parquet] [--parquet-dir DIR] [--key long|string] \
- *     [--cases all|within|global] [--conf key=value ...] [--variant label:key=value,... ...]
+ *     [--cases all|within|global|file] [--conf key=value ...] [--variant label:key=value,... ...]
  * }</pre>
  *
  * <p>Options: {@code --rows} (default 10,000,000), {@code --reps} timed repetitions after one
@@ -81,8 +82,11 @@ import scala.jdk.javaapi.CollectionConverters;
  * The sort key column is named {@code key} in both shapes. The Parquet input is read back with
  * Spark's file split settings, so its partitions can differ from {@code --partitions}; the header
  * says how many it has. {@code --cases}: {@code all} (the default), {@code within} (the scan and
- * the two sorts within partitions) or {@code global} (the hash shuffle and the four global
- * sorts). The session loads the plugin's SQL extension (unless {@code spark.sql.extensions} is
+ * the two sorts within partitions), {@code global} (the hash shuffle and the four global
+ * sorts) or {@code file}: whole jobs that read the input's Parquet files, sort them globally and
+ * write Parquet (no sort, the floor; Spark's read-{@code orderBy}-write; {@link FileSort}; the
+ * SQL extension's), each output read back once and checked against Spark's sort of the input
+ * ({@code file} writes the input to Parquet whatever {@code --input} says). The session loads the plugin's SQL extension (unless {@code spark.sql.extensions} is
  * set), with {@code spark.gpusort.sql.enabled} off but in its SQL case. {@code --conf key=value} (repeatable) sets a session setting before any case runs, such
  * as {@code spark.gpusort.cpu.gatherRows=true}. {@code --variant label:key=value[,key=value...]}
  * (repeatable) adds a {@code GpuSort.withinPartitions} case run with those settings (settings
