@@ -94,15 +94,9 @@ final class SortInputs {
     if (columnarSource(child, true) == null) {
       return null;
     }
-    SparkPlan plan = child;
-    while (plan.logicalLink().isEmpty()) {
-      if (plan instanceof WholeStageCodegenExec stage) {
-        plan = stage.child();
-      } else if (plan instanceof ColumnarToRowExec toRows) {
-        plan = toRows.child();
-      } else {
-        return null;
-      }
+    SparkPlan plan = logicalOrigin(child);
+    if (plan == null) {
+      return null;
     }
     LogicalPlan source = plan.logicalLink().get();
     AttributeSet keys = AttributeSet.fromAttributeSets(CollectionConverters.asScala(
@@ -126,20 +120,8 @@ final class SortInputs {
    * statistics carry sizes only), else 0.
    */
   static long expectedPartitionRows(SparkPlan input, int numPartitions) {
-    SparkPlan plan = input;
-    // Through the wrappers that pass rows on as they are, to the plan a logical one made.
-    while (plan.logicalLink().isEmpty()) {
-      if (plan instanceof WholeStageCodegenExec stage) {
-        plan = stage.child();
-      } else if (plan instanceof InputAdapter adapter) {
-        plan = adapter.child();
-      } else if (plan instanceof ColumnarToRowExec toRows) {
-        plan = toRows.child();
-      } else {
-        return 0;
-      }
-    }
-    if (numPartitions <= 0) {
+    SparkPlan plan = logicalOrigin(input);
+    if (plan == null || numPartitions <= 0) {
       return 0;
     }
     scala.Option<scala.math.BigInt> rows = plan.logicalLink().get().stats().rowCount();
@@ -148,6 +130,26 @@ final class SortInputs {
     }
     long total = rows.get().longValue();
     return total <= 0 ? 0 : (total + numPartitions - 1) / numPartitions;
+  }
+
+  /**
+   * {@code input}, or the plan below the wrappers that pass its rows on as they are (codegen, a
+   * row conversion), that a logical plan made (it has a logical link); null if there is none.
+   */
+  private static SparkPlan logicalOrigin(SparkPlan input) {
+    SparkPlan plan = input;
+    while (plan.logicalLink().isEmpty()) {
+      if (plan instanceof WholeStageCodegenExec stage) {
+        plan = stage.child();
+      } else if (plan instanceof InputAdapter adapter) {
+        plan = adapter.child();
+      } else if (plan instanceof ColumnarToRowExec toRows) {
+        plan = toRows.child();
+      } else {
+        return null;
+      }
+    }
+    return plan;
   }
 
   /**

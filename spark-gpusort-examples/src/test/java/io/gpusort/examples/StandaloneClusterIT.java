@@ -94,15 +94,7 @@ class StandaloneClusterIT {
     assertTrue(log.contains("GpuSortPlugin") || log.contains("spark-gpusort"), tail(log));
 
     // The written output, read back here: part files in partition order are globally sorted.
-    List<long[]> byKey = readCsv(output.resolve("bykey"), 0);
-    assertEquals(ROWS, byKey.size());
-    for (int i = 1; i < byKey.size(); i++) {
-      long[] a = byKey.get(i - 1);
-      long[] b = byKey.get(i);
-      assertTrue(a[0] < b[0] || (a[0] == b[0] && a[1] < b[1]), "bykey out of order at " + i);
-    }
-    assertEquals(ROWS * (ROWS - 1) / 2, byKey.stream().mapToLong(r -> r[1]).sum(),
-        "every id once");
+    assertEveryIdInOrder(readCsv(output.resolve("bykey"), 0), "bykey");
     List<long[]> sql = readCsv(output.resolve("sql"), 1);
     assertEquals(ROWS, sql.size());
     assertEquals(ROWS * (ROWS - 1) / 2, sql.stream().mapToLong(r -> r[1]).sum());
@@ -155,15 +147,7 @@ class StandaloneClusterIT {
     assertTrue(log.contains("CLUSTER CHECK OK"), tail(log));
     assertTrue(log.contains("Resubmitting") || log.contains("FetchFailed"),
         "no map output was fetched in vain and computed again:\n" + tail(log));
-    List<long[]> rows = readCsv(output.resolve("fault"), 0);
-    assertEquals(ROWS, rows.size(), "rows written after the worker was lost");
-    for (int i = 1; i < rows.size(); i++) {
-      long[] a = rows.get(i - 1);
-      long[] b = rows.get(i);
-      assertTrue(a[0] < b[0] || (a[0] == b[0] && a[1] < b[1]), "out of order at " + i);
-    }
-    assertEquals(ROWS * (ROWS - 1) / 2, rows.stream().mapToLong(r -> r[1]).sum(),
-        "every id once");
+    assertEveryIdInOrder(readCsv(output.resolve("fault"), 0), "written after a worker was lost");
     // The application's local directories (shuffle files, spills) go when it ends: the
     // surviving worker removes them once it hears so, a moment after the driver stops.
     Path local = work.resolve("worker-1").resolve("local");
@@ -174,6 +158,18 @@ class StandaloneClusterIT {
       left = filesUnder(local);
     }
     assertEquals(List.of(), left, "left behind on the surviving worker");
+  }
+
+  /** {@code rows} (k, id) are in order by both and hold every id below {@link #ROWS} once. */
+  private static void assertEveryIdInOrder(List<long[]> rows, String what) {
+    assertEquals(ROWS, rows.size(), what + ": rows");
+    for (int i = 1; i < rows.size(); i++) {
+      long[] a = rows.get(i - 1);
+      long[] b = rows.get(i);
+      assertTrue(a[0] < b[0] || (a[0] == b[0] && a[1] < b[1]), what + ": out of order at " + i);
+    }
+    assertEquals(ROWS * (ROWS - 1) / 2, rows.stream().mapToLong(r -> r[1]).sum(),
+        what + ": every id once");
   }
 
   /** Executor ids of the tasks that reached the gate. */
