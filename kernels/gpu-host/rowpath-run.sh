@@ -68,7 +68,7 @@ bench() {
     io.gpusort.examples.SortBenchmark --engine $engine --master '$master' $*" \
     > "$out/bench-$label.txt" 2>&1
   echo "SortBenchmark $label exit $?"
-  grep -E "^(case|scan|Dataset|GpuSort|hash|tasks|median task|  --)" "$out/bench-$label.txt"
+  grep -E "^(case|scan|Dataset|GpuSort|SQL|hash|Parquet|read|FileSort|tasks|median task|  --)" "$out/bench-$label.txt"
 }
 old_prefix=""
 [ -n "${OLD:-}" ] && old_prefix="$OLD/core:"
