@@ -5,6 +5,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.spark.FutureAction;
 import org.apache.spark.MapOutputStatistics;
@@ -53,9 +54,9 @@ import scala.reflect.ClassTag$;
  * partitions (a coalesced read merges the blocks of several adjacent partitions, which keeps the
  * order), and an identical exchange elsewhere in the plan is reused. Its origin is {@code
  * REPARTITION_BY_COL}: coalescable, but never split by skew handling nor read locally, either of
- * which would break the order ({@code REPARTITION_BY_NUM} where the user fixed the count). The bounds come from a sampling job when the shuffle's dependency
- * is first needed, as Spark's range exchange does; above a columnar scan it reads the key columns
- * alone where it can.
+ * which would break the order ({@code REPARTITION_BY_NUM} where the user fixed the count). The
+ * bounds come from a sampling job when the shuffle's dependency is first needed, as Spark's range
+ * exchange does; above a columnar scan it reads the key columns alone where it can.
  *
  * <p>Rows with equal keys may be split between neighbouring partitions (which keeps heavy keys
  * balanced), so the exchange claims no partitioning, only its ordering; and as a coalesced read
@@ -66,8 +67,7 @@ public final class GpuRangeSortExchangeExec extends Exchange implements ShuffleE
   private static final long serialVersionUID = 1L;
   private static final String DATA_SIZE = "dataSize";
   private static final String ROWS_WRITTEN = "rowsWritten";
-  private static final java.util.concurrent.atomic.AtomicLong KEY_COLUMN_SAMPLES =
-      new java.util.concurrent.atomic.AtomicLong();
+  private static final AtomicLong KEY_COLUMN_SAMPLES = new AtomicLong();
 
   private final Seq<SortOrder> order;
   private final int maxPartitions;
@@ -289,12 +289,15 @@ public final class GpuRangeSortExchangeExec extends Exchange implements ShuffleE
   @Override
   public synchronized scala.collection.immutable.Map<String, SQLMetric> metrics() {
     if (allMetrics == null) {
-      Map<String, SQLMetric> all = new LinkedHashMap<>(sortMetrics().byKey());
+      sortMetrics = SortMetrics.create(sparkContext());
+      readMetrics = SQLShuffleReadMetricsReporter.createShuffleReadMetrics(sparkContext());
+      writeMetrics = SQLShuffleWriteMetricsReporter.createShuffleWriteMetrics(sparkContext());
+      Map<String, SQLMetric> all = new LinkedHashMap<>(sortMetrics.byKey());
       all.put(DATA_SIZE, SQLMetrics.createSizeMetric(sparkContext(), "data size", -1L));
       all.put(ROWS_WRITTEN, SQLMetrics.createMetric(sparkContext(), "rows written to the shuffle"));
       all.put("numPartitions", SQLMetrics.createMetric(sparkContext(), "number of partitions"));
-      all.putAll(CollectionConverters.asJava(readMetrics()));
-      all.putAll(CollectionConverters.asJava(writeMetrics()));
+      all.putAll(CollectionConverters.asJava(readMetrics));
+      all.putAll(CollectionConverters.asJava(writeMetrics));
       allMetrics = scala.collection.immutable.Map.from(CollectionConverters.asScala(all));
     }
     return allMetrics;
@@ -305,23 +308,17 @@ public final class GpuRangeSortExchangeExec extends Exchange implements ShuffleE
   }
 
   private synchronized SortMetrics sortMetrics() {
-    if (sortMetrics == null) {
-      sortMetrics = SortMetrics.create(sparkContext());
-    }
+    metrics();
     return sortMetrics;
   }
 
   private synchronized scala.collection.immutable.Map<String, SQLMetric> readMetrics() {
-    if (readMetrics == null) {
-      readMetrics = SQLShuffleReadMetricsReporter.createShuffleReadMetrics(sparkContext());
-    }
+    metrics();
     return readMetrics;
   }
 
   private synchronized scala.collection.immutable.Map<String, SQLMetric> writeMetrics() {
-    if (writeMetrics == null) {
-      writeMetrics = SQLShuffleWriteMetricsReporter.createShuffleWriteMetrics(sparkContext());
-    }
+    metrics();
     return writeMetrics;
   }
 

@@ -19,7 +19,8 @@ import scala.jdk.javaapi.CollectionConverters;
 /**
  * The physical sort node: sorts within partitions, or globally through a range shuffle of its rows
  * ({@code spark.gpusort.global.mode=sort}; the merge mode is planned as {@link
- * GpuRangeSortExchangeExec} instead), on the configured engine. Global output is ordered across partitions, but rows with equal keys may be
+ * GpuRangeSortExchangeExec} instead), on the configured engine. Global output is ordered across
+ * partitions, but rows with equal keys may be
  * split between neighbouring partitions (that is what keeps heavy keys balanced), so the node
  * claims no clustering, only its ordering.
  */
@@ -65,11 +66,6 @@ public final class GpuSortExec extends SparkPlan {
     }
     return SortPipelines.sortWithinPartitions(input,
         sortPlan(conf, SortInputs.expectedPartitionRows(child, input.getNumPartitions())));
-  }
-
-  /** As {@link SortInputs#expectedPartitionRows}. */
-  static long expectedPartitionRows(SparkPlan input, int numPartitions) {
-    return SortInputs.expectedPartitionRows(input, numPartitions);
   }
 
   private SortPlan sortPlan(GpuSortConf conf, long expectedPartitionRows) {

@@ -67,9 +67,8 @@ public final class SortReplacement extends Rule<SparkPlan> {
         LOG.info("Sort stays on Spark's SortExec: {}", e.getMessage());
         return node;
       }
-      SparkPlan exchange = rangeExchangeBelow(sort, settings);
-      if (exchange != null) {
-        ShuffleExchangeExec range = (ShuffleExchangeExec) exchange;
+      ShuffleExchangeExec range = rangeExchangeBelow(sort, settings);
+      if (range != null) {
         GpuRangeSortExchangeExec fused = new GpuRangeSortExchangeExec(sort.sortOrder(),
             range.outputPartitioning().numPartitions(), settings, range.child());
         // The sort's logical node, so that adaptive execution's re-planning takes the stage for
@@ -88,7 +87,8 @@ public final class SortReplacement extends Rule<SparkPlan> {
    * keys, for the sort's requirement (not a user's {@code repartitionByRange}). Null otherwise,
    * and for {@code global.mode=sort}, where the sort stays above Spark's exchange.
    */
-  private static SparkPlan rangeExchangeBelow(SortExec sort, Map<String, String> settings) {
+  private static ShuffleExchangeExec rangeExchangeBelow(SortExec sort,
+      Map<String, String> settings) {
     if (!sort.global() || GpuSortConf.of(settings).get(GpuSortConf.GLOBAL_MODE) != GlobalMode.MERGE
         || !(sort.child() instanceof ShuffleExchangeExec exchange)
         || exchange.shuffleOrigin() != ENSURE_REQUIREMENTS$.MODULE$

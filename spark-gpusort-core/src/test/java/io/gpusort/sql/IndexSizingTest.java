@@ -123,7 +123,7 @@ class IndexSizingTest {
   private static long estimateOf(Dataset<Row> input, String key) {
     Dataset<Row> sorted = input.transform(GpuSort.withinPartitions(key));
     GpuSortExec node = (GpuSortExec) SortResources.sortNode(sorted);
-    return GpuSortExec.expectedPartitionRows(node.child(),
+    return SortInputs.expectedPartitionRows(node.child(),
         node.child().execute().getNumPartitions());
   }
 
