@@ -86,12 +86,15 @@ import scala.jdk.javaapi.CollectionConverters;
  * sorts) or {@code file}: whole jobs that read the input's Parquet files, sort them globally and
  * write Parquet (no sort, the floor; Spark's read-{@code orderBy}-write; {@link FileSort}; the
  * SQL extension's), each output read back once and checked against Spark's sort of the input
- * ({@code file} writes the input to Parquet whatever {@code --input} says). The session loads the plugin's SQL extension (unless {@code spark.sql.extensions} is
- * set), with {@code spark.gpusort.sql.enabled} off but in its SQL case. {@code --conf key=value} (repeatable) sets a session setting before any case runs, such
- * as {@code spark.gpusort.cpu.gatherRows=true}. {@code --variant label:key=value[,key=value...]}
- * (repeatable) adds a {@code GpuSort.withinPartitions} case run with those settings (settings
- * read once per executor, such as {@code spark.gpusort.cuda.concurrentTasks}, need a run of
- * their own with {@code --conf}).
+ * ({@code file} writes the input to Parquet whatever {@code --input} says). The session loads
+ * the plugin's SQL extension (unless {@code spark.sql.extensions} is set), with
+ * {@code spark.gpusort.sql.enabled} off but in its SQL case. {@code --conf key=value}
+ * (repeatable) sets a session setting before any case runs, such as
+ * {@code spark.gpusort.cpu.gatherRows=true}. {@code --variant label:key=value[,key=value...]}
+ * (repeatable) adds a {@code GpuSort.withinPartitions} case run with those settings, or with
+ * {@code --cases global} a {@code GpuSort.byKey} case (merge mode unless the settings say);
+ * settings read once per executor, such as {@code spark.gpusort.cuda.concurrentTasks}, need a
+ * run of their own with {@code --conf}.
  */
 public final class SortBenchmark {
   private static final String KEY = "key";
@@ -217,7 +220,10 @@ public final class SortBenchmark {
 
   /** Session settings ({@code --conf key=value}) set before any case runs. */
   private final Map<String, String> settings;
-  /** Extra GpuSort.withinPartitions cases ({@code --variant label:key=value,...}) by label. */
+  /**
+   * Extra cases ({@code --variant label:key=value,...}) by label: GpuSort.withinPartitions with
+   * those settings, or with {@code --cases global} GpuSort.byKey (merge mode unless they say).
+   */
   private final Map<String, Map<String, String>> variants;
 
   /**
@@ -468,7 +474,14 @@ public final class SortBenchmark {
       case WITHIN -> all.subList(5, 8);
       case FILE -> fileCases(engine);
     });
-    if (which != Cases.GLOBAL) {
+    if (which == Cases.GLOBAL) {
+      variants.forEach((label, conf) -> {
+        Map<String, String> merge = new java.util.LinkedHashMap<>(conf);
+        merge.putIfAbsent(mode, "merge");
+        chosen.add(new Case("GpuSort.byKey " + label, engine, true, "Dataset.orderBy", SHUFFLE,
+            merge, ds -> ds.transform(GpuSort.<Row>byKey(KEY))));
+      });
+    } else if (which != Cases.FILE) {
       variants.forEach((label, conf) -> chosen.add(new Case("GpuSort.withinPartitions " + label,
           engine, true, "Dataset.sortWithinPartitions", SCAN, conf,
           ds -> ds.transform(GpuSort.<Row>withinPartitions(KEY)))));
