@@ -16,17 +16,10 @@ import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
-import java.util.TreeSet;
-import java.util.concurrent.BlockingQueue;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.UnaryOperator;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.Column;
@@ -34,12 +27,10 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SaveMode;
 import org.apache.spark.sql.SparkSession;
-import org.apache.spark.sql.execution.QueryExecution;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
 import org.apache.spark.sql.execution.adaptive.QueryStageExec;
 import org.apache.spark.sql.execution.metric.SQLMetric;
-import org.apache.spark.sql.util.QueryExecutionListener;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
@@ -107,16 +98,9 @@ public final class SortBenchmark {
   /** Metric keys of the GpuSort node with this suffix are stage times. */
   private static final String STAGE_TIME_SUFFIX = "Time";
   /** The GpuSort node's count of engine calls, shown beside its stage times. */
-  private static final String ENGINE_CALLS_METRIC = "engineChunks";
-  /** Stages in pipeline order, for the stage table's columns; other stages follow by name. */
-  private static final List<String> KNOWN_STAGE_ORDER = List.of("inputTime", "intakeTime",
-      "gpuWaitTime", "toDeviceTime", "deviceSortTime", "gatherTime", "fromDeviceTime",
-      "outputTime", "sortTime");
+  static final String ENGINE_CALLS_METRIC = "engineChunks";
   /** Spark's type of a timing metric in milliseconds (all others are taken as nanoseconds). */
   private static final String MILLIS_TIMING_TYPE = "timing";
-  private static final int MIN_STAGE_COLUMN_WIDTH = 9;
-  /** The longest wait for Spark's listeners to report a finished write. */
-  private static final long LISTENER_TIMEOUT_MILLIS = 60_000;
 
   /** Where every case reads the generated rows from. */
   enum Input {
@@ -161,7 +145,7 @@ public final class SortBenchmark {
    * Spark case its ratio is taken against and the floor (the same input scanned, or
    * hash-shuffled, with no sort) its time is compared with.
    */
-  private record Case(String name, String engine, boolean gpuSort, String baseline, String floor,
+  record Case(String name, String engine, boolean gpuSort, String baseline, String floor,
       Map<String, String> conf, UnaryOperator<Dataset<Row>> sort, FileJob job) {
     /** A case timed as a noop write of {@code sort} applied to the input. */
     Case(String name, String engine, boolean gpuSort, String baseline, String floor,
@@ -194,12 +178,6 @@ public final class SortBenchmark {
    */
   private record Measurements(double[][] seconds, List<List<Map<String, Double>>> stageSamples,
       double[][][] taskSpans, String[][] slowTasks) {}
-
-  /** Per timed run: its tasks' median and longest run time and their GC time summed, seconds. */
-  private static final int TASK_MEDIAN = 0;
-  private static final int TASK_MAX = 1;
-  private static final int TASK_GC = 2;
-  private static final int TASK_SHUFFLE = 3;
 
   private final long numRows;
   private final int reps;
@@ -371,10 +349,10 @@ public final class SortBenchmark {
       out.printf(Locale.ROOT, "  --input %s: %s%n", lowerName(input), prepared.description());
       List<Case> cases = cases(FileSort.engineUsed(spark), numPartitions);
       Measurements measured = measure(spark, cases, prepared.rows());
-      printTable(cases, measured.seconds(), out);
-      printStageTable(cases, measured.stageSamples(), out);
-      printTaskTable(cases, measured.taskSpans(), out);
-      printSlowTasks(cases, measured.slowTasks(), out);
+      BenchmarkReport.printTable(cases, measured.seconds(), numRows, out);
+      BenchmarkReport.printStageTable(cases, measured.stageSamples(), out);
+      BenchmarkReport.printTaskTable(cases, measured.taskSpans(), out);
+      BenchmarkReport.printSlowTasks(cases, measured.slowTasks(), out);
     }
   }
 
@@ -544,11 +522,11 @@ public final class SortBenchmark {
           int i = (k + rep) % cases.size();
           Case c = cases.get(i);
           // Reports of earlier runs still on the way would be taken for this one's.
-          awaitListeners(spark);
+          WriteCapture.awaitListeners(spark);
           writes.clear();
           tasks.clear();
           seconds[i][rep] = timeSeconds(spark, c, rows, false);
-          awaitListeners(spark);
+          WriteCapture.awaitListeners(spark);
           taskSpans[i][rep] = tasks.spans();
           slowTasks[i][rep] = tasks.medianAndSlowest();
           if (c.gpuSort()) {
@@ -646,150 +624,6 @@ public final class SortBenchmark {
     }
   }
 
-  private static void awaitListeners(SparkSession spark) {
-    try {
-      spark.sparkContext().listenerBus().waitUntilEmpty(LISTENER_TIMEOUT_MILLIS);
-    } catch (TimeoutException e) {
-      throw new IllegalStateException("Spark's listeners did not catch up within "
-          + LISTENER_TIMEOUT_MILLIS + " ms", e);
-    }
-  }
-
-  /**
-   * The tasks that ended since the last {@link #clear()}: run times, GC times, and for the
-   * slowest and the median task where its time went.
-   */
-  private static final class TaskCapture extends org.apache.spark.scheduler.SparkListener {
-    /** The GpuSort node's time metrics a task's line shows, by their names in the UI. */
-    private static final String[][] STAGES = {{"input time (the child's)", "input"},
-        {"intake time", "intake"}, {"engine sort time", "sort"}, {"GPU wait time", "gpuWait"},
-        {"transfer from device time", "fromDev"}, {"output time", "output"}};
-
-    /**
-     * launch and finish (ms), GC (s), deserialization (s), shuffle bytes written, then
-     * {@link #STAGES} (s).
-     */
-    private final List<double[]> ended = java.util.Collections.synchronizedList(new ArrayList<>());
-
-    @Override
-    public void onTaskEnd(org.apache.spark.scheduler.SparkListenerTaskEnd end) {
-      org.apache.spark.scheduler.TaskInfo info = end.taskInfo();
-      double[] task = new double[5 + STAGES.length];
-      task[0] = info.launchTime();
-      task[1] = info.finishTime();
-      if (end.taskMetrics() != null) {
-        task[2] = end.taskMetrics().jvmGCTime() / 1e3;
-        task[3] = end.taskMetrics().executorDeserializeTime() / 1e3;
-        task[4] = end.taskMetrics().shuffleWriteMetrics().bytesWritten();
-      }
-      for (org.apache.spark.scheduler.AccumulableInfo acc
-          : scala.jdk.javaapi.CollectionConverters.asJava(info.accumulables())) {
-        if (acc.name().isEmpty() || acc.update().isEmpty()
-            || !(acc.update().get() instanceof Number value)) {
-          continue;
-        }
-        for (int s = 0; s < STAGES.length; s++) {
-          if (STAGES[s][0].equals(acc.name().get())) {
-            task[5 + s] += value.doubleValue() / 1e9;
-          }
-        }
-      }
-      ended.add(task);
-    }
-
-    void clear() {
-      ended.clear();
-    }
-
-    /**
-     * Median and longest task time, summed GC time and shuffle bytes written (MB) of the tasks
-     * since {@link #clear()}.
-     */
-    double[] spans() {
-      synchronized (ended) {
-        double[] times = ended.stream().mapToDouble(t -> (t[1] - t[0]) / 1e3).sorted().toArray();
-        double gc = ended.stream().mapToDouble(t -> t[2]).sum();
-        double shuffled = ended.stream().mapToDouble(t -> t[4]).sum() / 1e6;
-        if (times.length == 0) {
-          return new double[] {0, 0, gc, shuffled};
-        }
-        return new double[] {times[times.length / 2], times[times.length - 1], gc, shuffled};
-      }
-    }
-
-    /**
-     * The median and the slowest task since {@link #clear()}: each its launch after the first
-     * task's, run time, deserialization and the node's stage times (those it has).
-     */
-    String medianAndSlowest() {
-      synchronized (ended) {
-        if (ended.isEmpty()) {
-          return "";
-        }
-        List<double[]> byTime = new ArrayList<>(ended);
-        byTime.sort(java.util.Comparator.comparingDouble(t -> t[1] - t[0]));
-        double first = byTime.stream().mapToDouble(t -> t[0]).min().orElse(0);
-        return describe(byTime.get(byTime.size() / 2), first) + " | slowest "
-            + describe(byTime.get(byTime.size() - 1), first);
-      }
-    }
-
-    private static String describe(double[] task, double firstLaunch) {
-      StringBuilder line = new StringBuilder(String.format(Locale.ROOT,
-          "+%.3f run %.3f deser %.3f", (task[0] - firstLaunch) / 1e3, (task[1] - task[0]) / 1e3,
-          task[3]));
-      for (int s = 0; s < STAGES.length; s++) {
-        if (task[5 + s] > 0) {
-          line.append(String.format(Locale.ROOT, " %s %.3f", STAGES[s][1], task[5 + s]));
-        }
-      }
-      return line.toString();
-    }
-  }
-
-  /**
-   * The queries that succeeded since the last {@link #clear()}, as Spark's listener bus reports
-   * them: asynchronously, after the query has returned.
-   */
-  private static final class WriteCapture implements QueryExecutionListener {
-    private final BlockingQueue<QueryExecution> succeeded = new LinkedBlockingQueue<>();
-
-    @Override
-    public void onSuccess(String funcName, QueryExecution execution, long durationNanos) {
-      succeeded.add(execution);
-    }
-
-    @Override
-    public void onFailure(String funcName, QueryExecution execution, Exception exception) {
-      // A failed write has already failed the benchmark in the driver.
-    }
-
-    void clear() {
-      succeeded.clear();
-    }
-
-    /**
-     * The one query that succeeded since {@link #clear()}, once the listeners have caught up.
-     *
-     * @throws IllegalStateException if none or several were reported
-     */
-    QueryExecution next(SparkSession spark, String caseName) {
-      awaitListeners(spark);
-      QueryExecution write;
-      try {
-        write = succeeded.poll(LISTENER_TIMEOUT_MILLIS, TimeUnit.MILLISECONDS);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException("interrupted waiting for the write of " + caseName, e);
-      }
-      if (write == null || !succeeded.isEmpty()) {
-        throw new IllegalStateException("expected Spark to report one write of " + caseName
-            + ", got " + (write == null ? 0 : 1 + succeeded.size()));
-      }
-      return write;
-    }
-  }
-
   /**
    * The stage metrics of the GpuSort nodes in {@code plan}, each summed over the nodes: stage
    * times ({@value #STAGE_TIME_SUFFIX} keys) in seconds, engine calls as a count. Empty if the
@@ -833,136 +667,5 @@ public final class SortBenchmark {
       gpuSortNodes(child, found);
     }
     return found;
-  }
-
-  private void printTable(List<Case> cases, double[][] seconds, PrintStream out) {
-    double[] medians = new double[cases.size()];
-    for (int i = 0; i < cases.size(); i++) {
-      medians[i] = ExampleRuntime.median(seconds[i]);
-    }
-    out.printf(Locale.ROOT, "%-36s %-7s %9s %9s %9s %9s %7s %8s%n",
-        "case", "engine", "median s", "min s", "max s", "Mrows/s", "ratio", "x floor");
-    for (int i = 0; i < cases.size(); i++) {
-      Case c = cases.get(i);
-      String ratio = c.baseline() == null ? ""
-          : String.format(Locale.ROOT, "%.2f", medians[i] / medians[indexOf(cases, c.baseline())]);
-      String floor = c.floor() == null ? ""
-          : String.format(Locale.ROOT, "%.2f", medians[i] / medians[indexOf(cases, c.floor())]);
-      double[] s = seconds[i];
-      out.printf(Locale.ROOT, "%-36s %-7s %9.3f %9.3f %9.3f %9.2f %7s %8s%n", c.name(),
-          c.engine(), medians[i], Arrays.stream(s).min().orElse(0),
-          Arrays.stream(s).max().orElse(0), numRows / medians[i] / 1e6, ratio, floor);
-    }
-    out.println("ratio: median of the case / median of Spark's own sort of the same kind; "
-        + "x floor: / median of the same rows hash-shuffled (global sorts) or scanned "
-        + "(within partitions), with no sort, in the same run");
-  }
-
-  /**
-   * One row per GpuSort case, one column per stage time any of its nodes reported, then the
-   * engine calls; each cell the median over the timed repetitions, "-" where the case's node
-   * has no such metric.
-   */
-  private static void printStageTable(List<Case> cases,
-      List<List<Map<String, Double>>> stageSamples, PrintStream out) {
-    List<String> stages = stageColumns(stageSamples);
-    StringBuilder header = new StringBuilder(String.format(Locale.ROOT, "%n%-36s %-7s",
-        "GpuSort stages", "engine"));
-    stages.forEach(stage -> header.append(' ').append(pad(stage, columnWidth(stage))));
-    out.println(header.append(' ').append(pad("engine calls", 12)));
-    for (int i = 0; i < cases.size(); i++) {
-      Case c = cases.get(i);
-      if (!c.gpuSort()) {
-        continue;
-      }
-      List<Map<String, Double>> samples = stageSamples.get(i);
-      StringBuilder row = new StringBuilder(String.format(Locale.ROOT, "%-36s %-7s", c.name(),
-          c.engine()));
-      if (samples.stream().allMatch(Map::isEmpty)) {
-        out.println(row.append(" (no GpuSort node in the executed plan)"));
-        continue;
-      }
-      for (String stage : stages) {
-        row.append(' ').append(pad(medianCell(samples, stage, "%.3f"), columnWidth(stage)));
-      }
-      out.println(row.append(' ').append(pad(medianCell(samples, ENGINE_CALLS_METRIC, "%.0f"),
-          12)));
-    }
-    out.println("stages: the GpuSort node's metrics whose keys end in \"Time\", in seconds of "
-        + "task time summed over all tasks (and over the case's GpuSort nodes), not wall time; "
-        + "engine calls: " + ENGINE_CALLS_METRIC + "; each the median over the timed "
-        + "repetitions");
-  }
-
-  /**
-   * One row per case: its tasks' median and longest run time and their GC time, each the median
-   * over the timed repetitions: how much of a case's wall time its tasks take.
-   */
-  private static void printTaskTable(List<Case> cases, double[][][] spans, PrintStream out) {
-    out.println(String.format(Locale.ROOT, "%n%-36s %-7s %9s %9s %9s %11s", "tasks", "engine",
-        "median s", "max s", "GC s", "shuffle MB"));
-    for (int i = 0; i < cases.size(); i++) {
-      double[][] runs = spans[i];
-      out.println(String.format(Locale.ROOT, "%-36s %-7s %9.3f %9.3f %9.3f %11.1f",
-          cases.get(i).name(), cases.get(i).engine(), medianOf(runs, TASK_MEDIAN),
-          medianOf(runs, TASK_MAX), medianOf(runs, TASK_GC), medianOf(runs, TASK_SHUFFLE)));
-    }
-    out.println("tasks: launch to finish of each task of the case's jobs, median and longest; GC: "
-        + "the tasks' JVM GC time summed; shuffle MB: the bytes they wrote to the shuffle "
-        + "(compressed, as on disk); each the median over the timed repetitions");
-  }
-
-  /** Per case and timed repetition, its median and its slowest task, as the listener saw them. */
-  private static void printSlowTasks(List<Case> cases, String[][] slowTasks, PrintStream out) {
-    out.println(String.format(Locale.ROOT, "%n%-36s %s", "median task | slowest task",
-        "launched after the first (s), run time, deserialization, the node's stage times"));
-    for (int i = 0; i < cases.size(); i++) {
-      for (String line : slowTasks[i]) {
-        out.println(String.format(Locale.ROOT, "%-36s %s", cases.get(i).name(), line));
-      }
-    }
-  }
-
-  private static double medianOf(double[][] runs, int column) {
-    double[] values = Arrays.stream(runs).mapToDouble(r -> r == null ? 0 : r[column]).sorted()
-        .toArray();
-    return values.length == 0 ? 0 : values[values.length / 2];
-  }
-
-  /** Every stage time in the samples: the known stages in pipeline order, then others by name. */
-  private static List<String> stageColumns(List<List<Map<String, Double>>> stageSamples) {
-    TreeSet<String> stages = new TreeSet<>();
-    stageSamples.forEach(samples -> samples.forEach(sample -> stages.addAll(sample.keySet())));
-    stages.remove(ENGINE_CALLS_METRIC);
-    List<String> ordered = new ArrayList<>(stages);
-    ordered.sort(Comparator.comparingInt(SortBenchmark::knownStageRank));
-    return ordered;
-  }
-
-  private static int knownStageRank(String stage) {
-    int rank = KNOWN_STAGE_ORDER.indexOf(stage);
-    return rank >= 0 ? rank : KNOWN_STAGE_ORDER.size();
-  }
-
-  private static int columnWidth(String stage) {
-    return Math.max(MIN_STAGE_COLUMN_WIDTH, stage.length());
-  }
-
-  private static String pad(String text, int width) {
-    return String.format(Locale.ROOT, "%" + width + "s", text);
-  }
-
-  /** The median of {@code key} over the samples that have it, in {@code format}; else "-". */
-  private static String medianCell(List<Map<String, Double>> samples, String key, String format) {
-    double[] values = samples.stream().filter(s -> s.containsKey(key))
-        .mapToDouble(s -> s.get(key)).toArray();
-    return values.length == 0 ? "-"
-        : String.format(Locale.ROOT, format, ExampleRuntime.median(values));
-  }
-
-  private static int indexOf(List<Case> cases, String name) {
-    List<String> names = new ArrayList<>();
-    cases.forEach(c -> names.add(c.name()));
-    return names.indexOf(name);
   }
 }
