@@ -37,10 +37,13 @@
 #   GLOBAL     the global cases (hash-shuffle floor, orderBy, byKey in sort and merge mode, SQL
 #              ORDER BY through the extension: the last two the exchange GpuRangeSortExchange), 1e8
 #              cached rows, REPS repetitions (3); GLOBAL_INPUTS adds parquet (1e8 rows from Parquet)
-#              and string (2e7 string-key rows)
+#              and string (2e7 string-key rows); GLOBAL_ARGS (every input) and STRING_ARGS add
+#              SortBenchmark arguments (--variant label:key=value: a byKey case with those
+#              settings); GLOBAL_JFR=1 records each run and folds its task threads' samples
 #   FILE       the whole Parquet -> global sort -> Parquet job (SortBenchmark --cases file): no sort
 #              (the floor), Spark's read-orderBy-write, FileSort, SQL ORDER BY with the plugin;
-#              1e8 rows (FILE_ROWS), REPS repetitions (3); each output checked once
+#              1e8 rows (FILE_ROWS), REPS repetitions (3); each output checked once; FILE_JFR=1
+#              records the run and folds its task threads' samples
 #   MEMORY     the memory, spill and cancellation suites as the build runs them (surefire's default,
 #              spilling and small-heap executions) with engine auto, which is cuda there: each
 #              log's first line names the engine its session resolved
@@ -175,17 +178,26 @@ if [ "${STAGING:-0}" = 1 ]; then
 fi
 if [ "${GLOBAL:-0}" = 1 ]; then
   for input in ${GLOBAL_INPUTS:-cached}; do
+    # GLOBAL_JFR=1: each run under JFR (profile settings), its task samples folded.
+    GJVM=""
+    [ "${GLOBAL_JFR:-0}" = 1 ] && GJVM="-XX:StartFlightRecording=filename=/tmp/global-$input.jfr,settings=profile"
+
     case $input in
-      cached) bench global-cached "" "" --rows 100000000 --reps "${REPS:-3}" --cases global ;;
-      parquet) bench global-parquet "" "" --rows 100000000 --reps "${REPS:-3}" --cases global \
-        --input parquet ;;
-      string) bench global-string "" "" --rows 20000000 --reps "${REPS:-3}" --cases global \
-        --key string ;;
+      cached) bench global-cached "" "$GJVM" --rows 100000000 --reps "${REPS:-3}" --cases global \
+        ${GLOBAL_ARGS:-} ;;
+      parquet) bench global-parquet "" "$GJVM" --rows 100000000 --reps "${REPS:-3}" \
+        --cases global --input parquet ${GLOBAL_ARGS:-} ;;
+      string) bench global-string "" "$GJVM" --rows 20000000 --reps "${REPS:-3}" --cases global \
+        --key string ${GLOBAL_ARGS:-} ${STRING_ARGS:-} ;;
     esac
+    [ "${GLOBAL_JFR:-0}" = 1 ] && fold_samples "/tmp/global-$input.jfr" "$out/samples-global-$input.txt"
   done
 fi
 if [ "${FILE:-0}" = 1 ]; then
-  bench file "" "" --rows "${FILE_ROWS:-100000000}" --reps "${REPS:-3}" --cases file
+  FJVM=""
+  [ "${FILE_JFR:-0}" = 1 ] && FJVM="-XX:StartFlightRecording=filename=/tmp/file.jfr,settings=profile"
+  bench file "" "$FJVM" --rows "${FILE_ROWS:-100000000}" --reps "${REPS:-3}" --cases file
+  [ "${FILE_JFR:-0}" = 1 ] && fold_samples /tmp/file.jfr "$out/samples-file.txt"
 fi
 if [ "${CACHE_COLUMNS:-0}" = 1 ]; then
   bench cache-columns "" "" --rows 20000000 --reps "${REPS:-3}" --cases within --key string \

@@ -164,6 +164,22 @@ public final class GpuSortConf {
           + "sort = range-shuffle the rows one by one, then sort each output partition on the "
           + "engine (SQL sorts then stay above Spark's range exchange).");
 
+  public static final ConfEntry<Boolean> PACK_ROWS = booleanEntry(
+      "spark.gpusort.global.packRows", true,
+      "Whether the merge mode's blocks whose rows all have one size (as rows of fixed-width "
+          + "columns always do) go to the shuffle packed by column: each 8-byte word of the rows as "
+          + "its first value and "
+          + "the differences from one row to the next in the fewest whole bytes, which a sorted "
+          + "key column, constant null bits and small numbers shrink; the shuffle's codec "
+          + "compresses that. Off, the rows' bytes go as they are.");
+
+  public static final ConfEntry<Boolean> SEND_KEYS = booleanEntry(
+      "spark.gpusort.global.sendKeys", true,
+      "Whether the merge mode's blocks carry each row's encoded key where a key column is a "
+          + "string or binary (its first spark.gpusort.key.stringPrefixBytes, in whole words), so "
+          + "that the reducer need not read the value again; off, the reducer encodes the keys "
+          + "from the rows and the shuffle carries fewer bytes. Fixed-width keys are never sent.");
+
   /** The most output partitions {@link #OUTPUT_PARTITIONS} accepts. */
   public static final int MAX_OUTPUT_PARTITIONS = 1 << 20;
 

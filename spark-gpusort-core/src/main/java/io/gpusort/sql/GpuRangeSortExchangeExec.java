@@ -147,7 +147,8 @@ public final class GpuRangeSortExchangeExec extends Exchange implements ShuffleE
       ClassTag<Integer> intTag = ClassTag$.MODULE$.apply(Integer.class);
       ClassTag<RowChunk> chunkTag = ClassTag$.MODULE$.apply(RowChunk.class);
       dependency = new ShuffleDependency<>(counted,
-          new SortPipelines.PartitionIdPassThrough(numOutput), new RowChunkSerializer(),
+          new SortPipelines.PartitionIdPassThrough(numOutput),
+          new RowChunkSerializer(plan.packRows),
           Option.empty(), Option.empty(), false,
           ShuffleExchangeExec.createShuffleWriteProcessor(writeMetrics()), intTag, chunkTag,
           chunkTag);

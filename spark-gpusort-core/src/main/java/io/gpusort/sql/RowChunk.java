@@ -30,6 +30,8 @@ final class RowChunk {
   private int numRows;
   private final int numWords;
   private boolean keysExact = true;
+  /** The size of every row so far, or -1 once two differ (or on the read side, unknown). */
+  private int rowSize = -1;
 
   /**
    * An empty chunk for rows with keys of {@code numWords} words, its buffer sized for about
@@ -71,6 +73,14 @@ final class RowChunk {
     return keysExact;
   }
 
+  /**
+   * The size in bytes of every row of this chunk where all have one size (rows of fixed-width
+   * columns), else -1; -1 on the read side.
+   */
+  int uniformRowSize() {
+    return rowSize;
+  }
+
   /** Whether the chunk has reached {@link #TARGET_BYTES}. */
   boolean isFull() {
     return used >= TARGET_BYTES;
@@ -96,6 +106,7 @@ final class RowChunk {
     Platform.putInt(bytes, at, size);
     Platform.copyMemory(row.getBaseObject(), row.getBaseOffset(), bytes, at + SIZE_BYTES, size);
     used += (int) entry;
+    rowSize = numRows == 0 || size == rowSize ? size : -1;
     numRows++;
   }
 

@@ -25,6 +25,9 @@ import scala.reflect.ClassTag;
  * shuffle codec around it), and read back the same way into a buffer the read side reuses. Keys
  * (the output partition, which the map side already chose) are not written.
  *
+ * <p>With packing on, a chunk whose rows all have one size (fixed-width columns) is written by
+ * column ({@link PackedColumns}) where that is smaller, and unpacked to the same bytes when read.
+ *
  * <p>A record is self-contained, so serialized records may be moved and concatenated, which lets
  * Spark use its serialized shuffle for many output partitions. A chunk read back is valid until the
  * next one is read.
@@ -34,10 +37,23 @@ final class RowChunkSerializer extends Serializer implements Serializable {
   /** "GSC1": a chunk's first bytes, to tell a stream that is not one apart. */
   static final int MAGIC = 0x47534331;
   private static final int KEYS_INEXACT = 1;
+  private static final int PACKED = 2;
+
+  /** Whether chunks of rows of one size are packed by column ({@link PackedColumns}). */
+  private final boolean pack;
+
+  /** A serializer that packs chunks of rows of one size where that is smaller. */
+  RowChunkSerializer() {
+    this(true);
+  }
+
+  RowChunkSerializer(boolean pack) {
+    this.pack = pack;
+  }
 
   @Override
   public SerializerInstance newInstance() {
-    return new Instance();
+    return new Instance(pack);
   }
 
   @Override
@@ -46,6 +62,12 @@ final class RowChunkSerializer extends Serializer implements Serializable {
   }
 
   private static final class Instance extends SerializerInstance {
+    private final boolean pack;
+
+    Instance(boolean pack) {
+      this.pack = pack;
+    }
+
     @Override
     public <T> ByteBuffer serialize(T t, ClassTag<T> tag) {
       throw new UnsupportedOperationException("row chunks travel only as shuffle streams");
@@ -63,7 +85,7 @@ final class RowChunkSerializer extends Serializer implements Serializable {
 
     @Override
     public SerializationStream serializeStream(OutputStream s) {
-      return new Writer(s);
+      return new Writer(s, pack);
     }
 
     @Override
@@ -72,12 +94,16 @@ final class RowChunkSerializer extends Serializer implements Serializable {
     }
   }
 
-  /** Writes chunks; keys are dropped. */
+  /** Writes chunks, packed where {@code pack} and smaller; keys are dropped. */
   static final class Writer extends SerializationStream {
     private final DataOutputStream out;
+    private final boolean pack;
+    private byte[] widths = new byte[0];
+    private byte[] packed = new byte[0];
 
-    Writer(OutputStream out) {
+    Writer(OutputStream out, boolean pack) {
       this.out = new DataOutputStream(out);
+      this.pack = pack;
     }
 
     @Override
@@ -87,16 +113,49 @@ final class RowChunkSerializer extends Serializer implements Serializable {
             + (t == null ? "null" : t.getClass().getName()));
       }
       try {
+        int packedBytes = pack ? packedBytes(chunk) : -1;
         out.writeInt(MAGIC);
         out.writeInt(chunk.numRows());
         out.writeInt(chunk.numWords());
-        out.writeInt(chunk.keysExact() ? 0 : KEYS_INEXACT);
+        out.writeInt((chunk.keysExact() ? 0 : KEYS_INEXACT) | (packedBytes >= 0 ? PACKED : 0));
         out.writeInt(chunk.usedBytes());
-        out.write(chunk.bytes(), 0, chunk.usedBytes());
+        if (packedBytes >= 0) {
+          out.writeInt(chunk.uniformRowSize());
+          out.writeInt(packedBytes);
+          out.write(packed, 0, packedBytes);
+        } else {
+          out.write(chunk.bytes(), 0, chunk.usedBytes());
+        }
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
       return this;
+    }
+
+    /**
+     * Packs {@code chunk} into {@link #packed} and returns the packed size, or -1 where its rows
+     * differ in size or packing would not make it smaller.
+     */
+    private int packedBytes(RowChunk chunk) {
+      int rowSize = chunk.uniformRowSize();
+      int numRows = chunk.numRows();
+      if (rowSize < 0 || rowSize % 8 != 0 || numRows < 2) {
+        return -1;
+      }
+      int numColumns = PackedColumns.numColumns(chunk.numWords(), rowSize);
+      if (widths.length < numColumns) {
+        widths = new byte[numColumns];
+      }
+      long size = PackedColumns.packedBytes(chunk.bytes(), numRows, chunk.numWords(), rowSize,
+          widths);
+      if (size >= chunk.usedBytes()) {
+        return -1;
+      }
+      if (packed.length < size + PackedColumns.SLACK) {
+        packed = new byte[(int) size + PackedColumns.SLACK];
+      }
+      return PackedColumns.pack(chunk.bytes(), numRows, chunk.numWords(), rowSize, widths,
+          packed);
     }
 
     @Override
@@ -135,6 +194,7 @@ final class RowChunkSerializer extends Serializer implements Serializable {
   static final class Reader extends DeserializationStream {
     private final DataInputStream in;
     private final byte[][] buffers = {new byte[0], new byte[0]};
+    private byte[] packed = new byte[0];
     private int turn;
 
     Reader(InputStream in) {
@@ -169,11 +229,32 @@ final class RowChunkSerializer extends Serializer implements Serializable {
               2 * buffer.length))];
           buffers[turn] = buffer;
         }
-        in.readFully(buffer, 0, used);
+        if ((flags & PACKED) != 0) {
+          readPacked(buffer, numRows, numWords, used);
+        } else {
+          in.readFully(buffer, 0, used);
+        }
         return new RowChunk(numWords, buffer, used, numRows, (flags & KEYS_INEXACT) == 0);
       } catch (IOException e) {
         throw new UncheckedIOException(e);
       }
+    }
+
+    /** Reads a packed chunk of {@code used} bytes unpacked into {@code buffer}. */
+    private void readPacked(byte[] buffer, int numRows, int numWords, int used)
+        throws IOException {
+      int rowSize = in.readInt();
+      int packedBytes = in.readInt();
+      if (rowSize < 0 || rowSize % 8 != 0 || packedBytes < 0 || (long) numRows
+          * RowChunk.entryBytes(numWords, rowSize) != used) {
+        throw new IllegalStateException("a packed row chunk of " + numRows + " rows of "
+            + rowSize + " bytes in " + used + " bytes (" + packedBytes + " packed)");
+      }
+      if (packed.length < packedBytes + PackedColumns.SLACK) {
+        packed = new byte[packedBytes + PackedColumns.SLACK];
+      }
+      in.readFully(packed, 0, packedBytes);
+      PackedColumns.unpack(packed, packedBytes, numRows, numWords, rowSize, buffer);
     }
 
     @Override

@@ -19,8 +19,9 @@ final class RowKeys {
   final LazilyGeneratedOrdering ordering;
   /**
    * Whether a global sort's map side sends the encoded keys with the rows: where a key column is a
-   * string or binary, whose encoding reads the value again; a key of fixed-width columns costs the
-   * shuffle more bytes than the reducer's encoding of it from the row costs time.
+   * string or binary, whose encoding reads the value again, unless {@code global.sendKeys} is off;
+   * a key of fixed-width columns costs the shuffle more bytes than the reducer's encoding of it
+   * from the row costs time.
    */
   final boolean shipsKeys;
   private final UnsafeProjection toUnsafe;
@@ -35,7 +36,7 @@ final class RowKeys {
     for (int i = 0; i < layout.numFields(); i++) {
       variable |= !layout.field(i).kind().isFixedWidth();
     }
-    this.shipsKeys = variable;
+    this.shipsKeys = variable && plan.sendKeys;
     this.toUnsafe = UnsafeProjection.create(plan.inputSchema);
   }
 

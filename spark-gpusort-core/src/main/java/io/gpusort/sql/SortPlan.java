@@ -31,6 +31,10 @@ final class SortPlan implements Serializable {
   /** Whether rows are handed on as they come back from the device ({@code gather.streamOutput}). */
   final boolean streamOutput;
   final GlobalMode globalMode;
+  /** Whether the exchange's blocks of rows of one size are packed by column. */
+  final boolean packRows;
+  /** Whether the exchange's blocks carry string and binary keys' encoded words. */
+  final boolean sendKeys;
   final int outputPartitions;
   final int sampleRowsPerPartition;
   final int maxAutoPartitions;
@@ -70,6 +74,8 @@ final class SortPlan implements Serializable {
     this.stagingBytes = conf.get(GpuSortConf.STAGING_BYTES);
     this.streamOutput = conf.get(GpuSortConf.STREAM_OUTPUT);
     this.globalMode = conf.get(GpuSortConf.GLOBAL_MODE);
+    this.packRows = conf.get(GpuSortConf.PACK_ROWS);
+    this.sendKeys = conf.get(GpuSortConf.SEND_KEYS);
     this.outputPartitions = conf.get(GpuSortConf.OUTPUT_PARTITIONS);
     this.sampleRowsPerPartition = conf.get(GpuSortConf.SAMPLE_ROWS_PER_PARTITION);
     this.maxAutoPartitions = maxAutoPartitions;

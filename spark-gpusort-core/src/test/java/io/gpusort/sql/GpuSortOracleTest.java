@@ -95,6 +95,8 @@ class GpuSortOracleTest {
   private static final String GATHER = GpuSortConf.GATHER_ROWS_ON_HOST.key();
   private static final String PREFIX = GpuSortConf.STRING_PREFIX_BYTES.key();
   private static final String SAMPLE = GpuSortConf.SAMPLE_ROWS_PER_PARTITION.key();
+  private static final String PACK = GpuSortConf.PACK_ROWS.key();
+  private static final String SEND_KEYS = GpuSortConf.SEND_KEYS.key();
 
   private static final Map<String, String> SORT = Map.of(MODE, "sort");
   private static final Map<String, String> MERGE = Map.of(MODE, "merge");
@@ -108,7 +110,9 @@ class GpuSortOracleTest {
       Map.of(PARTITIONS, "17", ENGINE, "CPU", GATHER, "true"),
       Map.of(PARTITIONS, "1", PREFIX, "1"),
       Map.of(ENGINE, "auto", RUN, "1k", CHUNK, "1k", PREFIX, "1"),
-      Map.of(SAMPLE, "1", PARTITIONS, "5"));
+      Map.of(SAMPLE, "1", PARTITIONS, "5"),
+      Map.of(SEND_KEYS, "false", CHUNK, "1k"),
+      Map.of(PACK, "false", PREFIX, "1"));
 
   private static SparkSession spark;
   private static String savedJava8Api;
@@ -308,6 +312,8 @@ class GpuSortOracleTest {
     confs.add(Map.of(STRICT, "true", ENGINE, "cpu"));
     confs.add(Map.of(ENGINE, "auto", PREFIX, "256"));
     confs.add(Map.of(MODE, "merge", "spark.sql.adaptive.enabled", "false"));
+    confs.add(Map.of(MODE, "merge", SEND_KEYS, "false", PREFIX, "1"));
+    confs.add(Map.of(MODE, "merge", PACK, "false", SEND_KEYS, "false"));
     confs.add(Map.of(MODE, "sort", "spark.sql.adaptive.enabled", "false", PARTITIONS, "0"));
     for (Distribution dist : List.of(Distribution.MIXED, Distribution.SKEWED)) {
       String name = "configuration matrix " + dist;

@@ -117,6 +117,96 @@ class RowChunkSerializerTest {
     assertEquals(rows.size(), next);
   }
 
+  private static UnsafeRow fixedRow(long key, long small, long random, Long nullable) {
+    UnsafeRowWriter writer = new UnsafeRowWriter(4, 0);
+    writer.resetRowWriter();
+    writer.write(0, key);
+    writer.write(1, small);
+    writer.write(2, random);
+    if (nullable == null) {
+      writer.setNullAt(3);
+    } else {
+      writer.write(3, nullable);
+    }
+    return writer.getRow().copy();
+  }
+
+  private static byte[] write(List<RowChunk> chunks, boolean pack) {
+    ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+    SerializationStream out = new RowChunkSerializer(pack).newInstance().serializeStream(bytes);
+    for (RowChunk chunk : chunks) {
+      out.writeValue(chunk, ClassTag$.MODULE$.Any());
+    }
+    out.close();
+    return bytes.toByteArray();
+  }
+
+  /**
+   * Chunks of rows of one size (a sorted key, small numbers, random words, a column mostly null,
+   * extreme values whose differences wrap) with 0 or 2 key words: packed, they take fewer bytes
+   * and read back to exactly the bytes written; a chunk of rows of different sizes goes unpacked.
+   */
+  @Test
+  void rowsOfOneSizeArePackedByColumnAndReadBackUnchanged() {
+    SplittableRandom random = new SplittableRandom(11);
+    for (int numWords : new int[] {0, 2}) {
+      List<RowChunk> chunks = new ArrayList<>();
+      long key = Long.MIN_VALUE + 5;
+      for (int c = 0; c < 6; c++) {
+        RowChunk chunk = new RowChunk(numWords, 0);
+        int numRows = c == 5 ? 1 : 1 + random.nextInt(5000);
+        for (int i = 0; i < numRows; i++) {
+          key += random.nextLong(1L << 40);
+          long extreme = (i & 1) == 0 ? Long.MAX_VALUE : Long.MIN_VALUE;
+          Long nullable = random.nextInt(10) == 0 ? (Long) random.nextLong() : null;
+          UnsafeRow r = fixedRow(key, random.nextLong(1000), c == 3 ? extreme
+              : random.nextLong(), nullable);
+          chunk.add(new long[] {key, c == 4 ? 7 : random.nextLong()}, r);
+        }
+        chunks.add(chunk);
+      }
+      byte[] plain = write(chunks, false);
+      byte[] packed = write(chunks, true);
+      assertTrue(packed.length < plain.length * 0.85,
+          numWords + " words: packed " + packed.length + " of " + plain.length);
+      RowChunkSerializer.Reader reader =
+          new RowChunkSerializer.Reader(new ByteArrayInputStream(packed));
+      for (RowChunk chunk : chunks) {
+        RowChunk back = reader.next();
+        assertEquals(chunk.numRows(), back.numRows());
+        assertEquals(chunk.usedBytes(), back.usedBytes());
+        assertTrue(java.util.Arrays.equals(chunk.bytes(), 0, chunk.usedBytes(), back.bytes(), 0,
+            back.usedBytes()), numWords + " words, a chunk of " + chunk.numRows() + " rows");
+      }
+      assertNull(reader.next());
+    }
+    RowChunk mixed = new RowChunk(0, 0);
+    mixed.add(new long[0], row(1, "a"));
+    mixed.add(new long[0], row(2, "a longer string than eight bytes"));
+    assertEquals(-1, mixed.uniformRowSize());
+    assertEquals(write(List.of(mixed), false).length, write(List.of(mixed), true).length);
+  }
+
+  /** A packed chunk whose widths or length were damaged is refused, not read as other rows. */
+  @Test
+  void aDamagedPackedChunkIsRefused() {
+    RowChunk chunk = new RowChunk(0, 0);
+    for (int i = 0; i < 100; i++) {
+      chunk.add(new long[0], fixedRow(i * 1000L, i, 5, null));
+    }
+    byte[] packed = write(List.of(chunk), true);
+    // Header: magic, rows, words, flags, bytes, row size, packed bytes; then the first width.
+    int firstWidth = 7 * 4;
+    byte[] wide = packed.clone();
+    wide[firstWidth] = 9;
+    assertThrows(IllegalStateException.class,
+        () -> new RowChunkSerializer.Reader(new ByteArrayInputStream(wide)).next());
+    byte[] longer = packed.clone();
+    longer[firstWidth] = (byte) (longer[firstWidth] + 1);
+    assertThrows(IllegalStateException.class,
+        () -> new RowChunkSerializer.Reader(new ByteArrayInputStream(longer)).next());
+  }
+
   @Test
   void aStreamOfSomethingElseOrCutShortIsRefused() {
     RowChunk chunk = new RowChunk(NUM_WORDS, 0);
