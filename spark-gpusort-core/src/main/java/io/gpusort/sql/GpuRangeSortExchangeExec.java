@@ -179,8 +179,11 @@ public final class GpuRangeSortExchangeExec extends Exchange implements ShuffleE
     }
     KEY_COLUMN_SAMPLES.incrementAndGet();
     SortPlan keyPlan = SortInputs.plan(order, keyScan, conf, SortMetrics.NONE, maxPartitions, 0);
-    return SortPipelines.computeBounds(keyScan.execute(), keyPlan,
-        UnsafeRow.calculateBitSetWidthInBytes(schema.size()) + 8L * schema.size());
+    long rowBytes = UnsafeRow.calculateBitSetWidthInBytes(schema.size()) + 8L * schema.size();
+    RDD<ColumnarBatch> keyBatches = SortInputs.keyColumnBatches(keyScan);
+    return keyBatches != null
+        ? SortPipelines.computeBoundsFromBatches(keyBatches, keyPlan, rowBytes)
+        : SortPipelines.computeBounds(keyScan.execute(), keyPlan, rowBytes);
   }
 
   /** Range bounds this process sampled from the key columns alone, for tests. */

@@ -6,11 +6,11 @@ import java.util.Arrays;
 import java.util.Comparator;
 import java.util.Iterator;
 import java.util.List;
-import java.util.Random;
 import org.apache.spark.TaskContext;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 import org.apache.spark.sql.catalyst.expressions.codegen.LazilyGeneratedOrdering;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
 
 /**
  * The boundaries between the output partitions of a global sort.
@@ -78,37 +78,94 @@ final class RangeBounds implements Serializable {
    */
   static PartitionSample sample(Iterator<InternalRow> rows, int partition, int sampleSize,
       RowKeys keys, TaskContext task) {
-    Random random = new Random(0x9E3779B97F4A7C15L * (partition + 1));
-    List<UnsafeRow> reservoir = new ArrayList<>();
-    long[] indices = new long[sampleSize];
+    Reservoir reservoir = new Reservoir(sampleSize, partition);
     long n = 0;
     long bytes = 0;
     while (rows.hasNext()) {
       if (task != null && (n & 4095) == 4095) {
         task.killTaskIfInterrupted();
       }
-      UnsafeRow row = keys.asUnsafe(rows.next());
-      bytes += row.getSizeInBytes();
-      if (reservoir.size() < sampleSize) {
-        indices[reservoir.size()] = n;
-        reservoir.add(row.copy());
+      InternalRow row = rows.next();
+      if (reservoir.wants(n)) {
+        UnsafeRow kept = keys.asUnsafe(row);
+        bytes += kept.getSizeInBytes();
+        reservoir.keep(kept.copy(), n);
       } else {
-        long slot = (long) (random.nextDouble() * (n + 1));
-        if (slot < sampleSize) {
-          reservoir.set((int) slot, row.copy());
-          indices[(int) slot] = n;
-        }
+        bytes += row instanceof UnsafeRow unsafe ? unsafe.getSizeInBytes()
+            : keys.asUnsafe(row).getSizeInBytes();
       }
       n++;
     }
-    boolean exact = keys.exact;
-    List<Point> points = new ArrayList<>(reservoir.size());
-    for (int i = 0; i < reservoir.size(); i++) {
-      long[] words = new long[keys.numWords];
-      keys.encoder.encode(reservoir.get(i), words);
-      points.add(new Point(words, exact ? reservoir.get(i) : null, partition, indices[i]));
+    return reservoir.sample(n, bytes, partition, keys);
+  }
+
+  /**
+   * As {@link #sample}, from a partition's batches of columns (the key columns of a columnar
+   * scan): only the rows kept are read, a batch without one is passed over whole. Bytes are not
+   * counted (0); the caller knows the rows' size.
+   */
+  static PartitionSample sampleBatches(Iterator<ColumnarBatch> batches, int partition,
+      int sampleSize, RowKeys keys, TaskContext task) {
+    Reservoir reservoir = new Reservoir(sampleSize, partition);
+    long n = 0;
+    while (batches.hasNext()) {
+      if (task != null) {
+        task.killTaskIfInterrupted();
+      }
+      ColumnarBatch batch = batches.next();
+      int numRows = batch.numRows();
+      for (long at = reservoir.nextWanted(n); at < n + numRows; at = reservoir.nextWanted(at + 1)) {
+        reservoir.keep(keys.asUnsafe(batch.getRow((int) (at - n))).copy(), at);
+      }
+      n += numRows;
     }
-    return new PartitionSample(n, bytes, points);
+    return reservoir.sample(n, 0, partition, keys);
+  }
+
+  /** The rows a sample keeps so far, with their positions. */
+  private static final class Reservoir {
+    private final int size;
+    private final ReservoirSkips skips;
+    private final List<UnsafeRow> rows = new ArrayList<>();
+    private final long[] indices;
+
+    Reservoir(int size, int partition) {
+      this.size = Math.max(1, size);
+      this.skips = new ReservoirSkips(this.size, 0x9E3779B97F4A7C15L * (partition + 1));
+      this.indices = new long[this.size];
+    }
+
+    /** Whether the row at position {@code n} (rows are offered in order) is kept. */
+    boolean wants(long n) {
+      return rows.size() < size || n == skips.next();
+    }
+
+    /** The first position at or after {@code n} that {@link #wants}. */
+    long nextWanted(long n) {
+      return rows.size() < size ? n : Math.max(n, skips.next());
+    }
+
+    /** Keeps {@code row} (a copy of its own), the row at position {@code n}, which it wants. */
+    void keep(UnsafeRow row, long n) {
+      if (rows.size() < size) {
+        indices[rows.size()] = n;
+        rows.add(row);
+      } else {
+        int slot = skips.replace();
+        rows.set(slot, row);
+        indices[slot] = n;
+      }
+    }
+
+    PartitionSample sample(long numRows, long numBytes, int partition, RowKeys keys) {
+      List<Point> points = new ArrayList<>(rows.size());
+      for (int i = 0; i < rows.size(); i++) {
+        long[] words = new long[keys.numWords];
+        keys.encoder.encode(rows.get(i), words);
+        points.add(new Point(words, keys.exact ? rows.get(i) : null, partition, indices[i]));
+      }
+      return new PartitionSample(numRows, numBytes, points);
+    }
   }
 
   /**

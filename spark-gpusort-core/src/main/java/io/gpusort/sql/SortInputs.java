@@ -82,6 +82,15 @@ final class SortInputs {
   }
 
   /**
+   * The batches of {@code keyScan} (a plan {@link #keyColumnsScan} made) where it is a columnar
+   * scan, for sampling its rows without turning each into a row; null where it hands out rows.
+   */
+  static RDD<ColumnarBatch> keyColumnBatches(SparkPlan keyScan) {
+    SparkPlan columnar = columnarSource(keyScan, true);
+    return columnar == null ? null : columnar.executeColumnar();
+  }
+
+  /**
    * A plan of its own that reads only the columns {@code order} refers to, from the same source
    * as {@code child}, where the child's rows come from a columnar scan (the in-memory cache,
    * Parquet, ORC: each reads the columns it is asked for, and no more) and hold other columns

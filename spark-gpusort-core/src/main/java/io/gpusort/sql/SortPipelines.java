@@ -10,9 +10,9 @@ import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.rdd.ShuffledRDD;
 import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 import org.apache.spark.sql.execution.UnsafeRowSerializer;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
 import scala.Product2;
 import scala.Tuple2;
 import scala.reflect.ClassTag;
@@ -136,13 +136,40 @@ final class SortPipelines {
    * rows sampled are the key columns alone, their rows all of that size), else as its own size.
    */
   static RangeBounds computeBounds(RDD<InternalRow> input, SortPlan plan, long rowBytes) {
-    int numInput = Math.max(1, input.getNumPartitions());
-    int maxOutput = plan.outputPartitions > 0 ? plan.outputPartitions : plan.maxAutoPartitions;
-    long sampleRows = Math.min((long) plan.sampleRowsPerPartition * maxOutput, MAX_SAMPLE_ROWS);
-    int perPartition = (int) Math.min(MAX_SAMPLE_ROWS, Math.ceil(3.0 * sampleRows / numInput));
+    int perPartition = samplePerPartition(input.getNumPartitions(), plan);
     List<RangeBounds.PartitionSample> samples = input.toJavaRDD().mapPartitionsWithIndex(
         (partition, rows) -> Collections.singletonList(RangeBounds.sample(rows, partition,
             perPartition, new RowKeys(plan), TaskContext.get())).iterator(), false).collect();
+    return chooseBounds(samples, plan, rowBytes);
+  }
+
+  /**
+   * As {@link #computeBounds(RDD, SortPlan, long)}, from batches of the key columns alone (a
+   * columnar scan's), rows of {@code rowBytes} each: only the rows sampled are read.
+   */
+  static RangeBounds computeBoundsFromBatches(RDD<ColumnarBatch> input, SortPlan plan,
+      long rowBytes) {
+    int perPartition = samplePerPartition(input.getNumPartitions(), plan);
+    List<RangeBounds.PartitionSample> samples = input.toJavaRDD().mapPartitionsWithIndex(
+        (partition, batches) -> Collections.singletonList(RangeBounds.sampleBatches(batches,
+            partition, perPartition, new RowKeys(plan), TaskContext.get())).iterator(), false)
+        .collect();
+    return chooseBounds(samples, plan, rowBytes);
+  }
+
+  /** Rows to sample from each of {@code numInput} partitions (3x over, as Spark's sketch). */
+  private static int samplePerPartition(int numInput, SortPlan plan) {
+    int maxOutput = plan.outputPartitions > 0 ? plan.outputPartitions : plan.maxAutoPartitions;
+    long sampleRows = Math.min((long) plan.sampleRowsPerPartition * maxOutput, MAX_SAMPLE_ROWS);
+    return (int) Math.min(MAX_SAMPLE_ROWS, Math.ceil(3.0 * sampleRows / Math.max(1, numInput)));
+  }
+
+  /**
+   * Bounds from the partitions' samples: as many output partitions as set, else one per advisory
+   * size of input ({@code rowBytes} a row where positive, else the bytes the samples counted).
+   */
+  private static RangeBounds chooseBounds(List<RangeBounds.PartitionSample> samples,
+      SortPlan plan, long rowBytes) {
     long totalRows = 0;
     long totalBytes = 0;
     for (RangeBounds.PartitionSample s : samples) {

@@ -128,6 +128,30 @@ class CudaRowPathTest {
     Column order = col(key).asc_nulls_first();
     compare("within fixed " + key, fixed, d -> d.sortWithinPartitions(order),
         d -> d.transform(GpuSort.withinPartitions(order)), keyHash(key), false);
+    // Rows of one size: the exchange's blocks go packed by column, the bounds are sampled from
+    // the cache's batches of the key column alone.
+    SparkTestSession.get().conf().set("spark.gpusort.global.mode", "merge");
+    long keySamples = GpuRangeSortExchangeExec.keyColumnSamples();
+    compare("byKey merge fixed " + key, fixed, d -> d.orderBy(order),
+        d -> d.transform(GpuSort.byKey(order)), keyHash(key), true, ENGINE.equals("cpu") ? 1 : 2);
+    assertTrue(GpuRangeSortExchangeExec.keyColumnSamples() > keySamples,
+        key + ": bounds sampled from the key column");
+  }
+
+  /** String keys left out of the exchange's blocks: the reducer encodes them from the rows. */
+  @org.junit.jupiter.api.Test
+  void stringKeysNotSentMatchSpark() {
+    Column order = col("k_str").desc_nulls_last();
+    SparkSession session = SparkTestSession.get();
+    session.conf().set("spark.gpusort.global.mode", "merge");
+    session.conf().set("spark.gpusort.global.sendKeys", "false");
+    try {
+      compare("byKey merge, keys not sent, k_str DESC NULLS LAST", wide, d -> d.orderBy(order),
+          d -> d.transform(GpuSort.byKey(order)), keyHash("k_str"), true,
+          ENGINE.equals("cpu") ? 1 : 2);
+    } finally {
+      session.conf().unset("spark.gpusort.global.sendKeys");
+    }
   }
 
   /**

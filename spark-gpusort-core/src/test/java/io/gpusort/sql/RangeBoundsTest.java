@@ -301,6 +301,88 @@ class RangeBoundsTest {
   private static final KeyChoice FEW_KEYS = (random, p, i) -> random.nextInt(20) == 0 ? null
       : random.nextInt(4) == 0 ? random.nextLong(1L << 40) : (long) random.nextInt(12);
 
+  /**
+   * A partition sampled from batches of columns (batches of random sizes, empty ones among them)
+   * keeps the very rows, at the same positions, that sampling its rows keeps, and counts them all.
+   */
+  @org.junit.jupiter.api.Test
+  void sampleOfBatchesKeepsTheRowsTheRowsSampleKeeps() {
+    Fixture fixture = new Fixture(KeyType.LONG);
+    SplittableRandom random = new SplittableRandom(SEED);
+    List<List<UnsafeRow>> input = input(fixture, KeyType.LONG, (r, p, i) -> r.nextInt(50) == 0
+        ? null : r.nextLong());
+    for (int sampleSize : new int[] {1, 50, ROWS_PER_PARTITION + 7}) {
+      List<UnsafeRow> rows = input.get(2);
+      List<org.apache.spark.sql.vectorized.ColumnarBatch> batches = new ArrayList<>();
+      for (int from = 0; from < rows.size(); ) {
+        int size = Math.min(rows.size() - from, random.nextInt(5) == 0 ? 0 : random.nextInt(900));
+        batches.add(batch(rows.subList(from, from + size)));
+        from += size;
+      }
+      RangeBounds.PartitionSample fromRows =
+          RangeBounds.sample(iterator(rows), 2, sampleSize, fixture.keys, null);
+      RangeBounds.PartitionSample fromBatches =
+          RangeBounds.sampleBatches(batches.iterator(), 2, sampleSize, fixture.keys, null);
+      String where = "seed " + SEED + ", sample of " + sampleSize;
+      assertEquals(ROWS_PER_PARTITION, fromBatches.numRows, where);
+      assertEquals(Math.min(sampleSize, ROWS_PER_PARTITION), fromBatches.points.size(), where);
+      assertEquals(fromRows.points.size(), fromBatches.points.size(), where);
+      for (int i = 0; i < fromRows.points.size(); i++) {
+        RangeBounds.Point a = fromRows.points.get(i);
+        RangeBounds.Point b = fromBatches.points.get(i);
+        assertEquals(a.index, b.index, where + ", point " + i);
+        assertTrue(Arrays.equals(a.words, b.words), where + ", point " + i);
+      }
+    }
+  }
+
+  /** Every position is kept about as often as any other: the skips draw a uniform sample. */
+  @org.junit.jupiter.api.Test
+  void reservoirSkipsKeepEveryPositionAlike() {
+    int size = 10;
+    int numRows = 200;
+    int trials = 20_000;
+    long[] kept = new long[numRows];
+    for (int t = 0; t < trials; t++) {
+      int[] slots = new int[size];
+      for (int i = 0; i < size; i++) {
+        slots[i] = i;
+      }
+      ReservoirSkips skips = new ReservoirSkips(size, SEED + t);
+      while (skips.next() < numRows) {
+        long at = skips.next();
+        slots[skips.replace()] = (int) at;
+      }
+      for (int slot : slots) {
+        kept[slot]++;
+      }
+    }
+    // Each position is kept with probability size / numRows: 1000 of the trials, sd about 31.
+    double expected = (double) trials * size / numRows;
+    for (int i = 0; i < numRows; i++) {
+      assertTrue(Math.abs(kept[i] - expected) < 6 * Math.sqrt(expected),
+          "seed " + SEED + ": position " + i + " kept " + kept[i] + " times, expected " + expected);
+    }
+  }
+
+  /** The rows as one batch of columns: the long key (nulls kept) and the int payload. */
+  private static org.apache.spark.sql.vectorized.ColumnarBatch batch(List<UnsafeRow> rows) {
+    var keys = new org.apache.spark.sql.execution.vectorized.OnHeapColumnVector(
+        Math.max(1, rows.size()), DataTypes.LongType);
+    var values = new org.apache.spark.sql.execution.vectorized.OnHeapColumnVector(
+        Math.max(1, rows.size()), DataTypes.IntegerType);
+    for (int i = 0; i < rows.size(); i++) {
+      if (rows.get(i).isNullAt(0)) {
+        keys.putNull(i);
+      } else {
+        keys.putLong(i, rows.get(i).getLong(0));
+      }
+      values.putInt(i, rows.get(i).getInt(1));
+    }
+    return new org.apache.spark.sql.vectorized.ColumnarBatch(
+        new org.apache.spark.sql.vectorized.ColumnVector[] {keys, values}, rows.size());
+  }
+
   private static List<List<UnsafeRow>> input(Fixture fixture, KeyType keyType, KeyChoice keys) {
     SplittableRandom random = new SplittableRandom(SEED);
     List<List<UnsafeRow>> input = new ArrayList<>();
