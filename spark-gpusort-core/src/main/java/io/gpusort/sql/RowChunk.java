@@ -8,10 +8,12 @@ import org.apache.spark.unsafe.Platform;
  * A stretch of one map task's sorted rows bound for one output partition of a global sort, as the
  * shuffle carries it: the unit of the block a (map task, output partition) pair writes, which is
  * one chunk or several in a row, never a record per row. Each row is its encoded key where the
- * sort ships keys ({@link RowKeys#shipsKeys}: a string or binary key column, so that the reducer
- * sorts or merges without reading the value again; none for fixed-width keys, which the reducer
- * encodes from the row for less than their bytes cost the shuffle), then the row's size in 4
- * bytes and its bytes, so that a chunk is written to the shuffle in one bulk copy.
+ * sort ships keys ({@link RowKeys#shipsKeys}: a string or binary key column with
+ * {@code global.sendKeys} on, so that the reducer sorts or merges without reading the value
+ * again; by default none, the reducer encoding keys from the rows for less than their bytes cost
+ * the shuffle), then the row's size in 4 bytes and its bytes, so that a chunk is written to the
+ * shuffle in one bulk copy (packed by column where all its rows have one size: see
+ * {@link PackedColumns}).
  *
  * <p>Layout, in native byte order (little-endian wherever Spark runs): per row, {@code numWords}
  * key words (0 or the key's words), the row's size as an int, the row's bytes (a multiple of 8;

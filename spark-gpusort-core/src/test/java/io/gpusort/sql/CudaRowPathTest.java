@@ -138,15 +138,18 @@ class CudaRowPathTest {
         key + ": bounds sampled from the key column");
   }
 
-  /** String keys left out of the exchange's blocks: the reducer encodes them from the rows. */
+  /**
+   * String keys sent in the exchange's blocks ({@code global.sendKeys}, off by default): the
+   * reducer sorts the keys it received without reading the rows' strings again.
+   */
   @org.junit.jupiter.api.Test
-  void stringKeysNotSentMatchSpark() {
+  void stringKeysSentMatchSpark() {
     Column order = col("k_str").desc_nulls_last();
     SparkSession session = SparkTestSession.get();
     session.conf().set("spark.gpusort.global.mode", "merge");
-    session.conf().set("spark.gpusort.global.sendKeys", "false");
+    session.conf().set("spark.gpusort.global.sendKeys", "true");
     try {
-      compare("byKey merge, keys not sent, k_str DESC NULLS LAST", wide, d -> d.orderBy(order),
+      compare("byKey merge, keys sent, k_str DESC NULLS LAST", wide, d -> d.orderBy(order),
           d -> d.transform(GpuSort.byKey(order)), keyHash("k_str"), true,
           ENGINE.equals("cpu") ? 1 : 2);
     } finally {

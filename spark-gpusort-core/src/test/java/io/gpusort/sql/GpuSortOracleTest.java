@@ -111,7 +111,7 @@ class GpuSortOracleTest {
       Map.of(PARTITIONS, "1", PREFIX, "1"),
       Map.of(ENGINE, "auto", RUN, "1k", CHUNK, "1k", PREFIX, "1"),
       Map.of(SAMPLE, "1", PARTITIONS, "5"),
-      Map.of(SEND_KEYS, "false", CHUNK, "1k"),
+      Map.of(SEND_KEYS, "true", CHUNK, "1k"),
       Map.of(PACK, "false", PREFIX, "1"));
 
   private static SparkSession spark;
@@ -312,8 +312,8 @@ class GpuSortOracleTest {
     confs.add(Map.of(STRICT, "true", ENGINE, "cpu"));
     confs.add(Map.of(ENGINE, "auto", PREFIX, "256"));
     confs.add(Map.of(MODE, "merge", "spark.sql.adaptive.enabled", "false"));
-    confs.add(Map.of(MODE, "merge", SEND_KEYS, "false", PREFIX, "1"));
-    confs.add(Map.of(MODE, "merge", PACK, "false", SEND_KEYS, "false"));
+    confs.add(Map.of(MODE, "merge", SEND_KEYS, "true", PREFIX, "1"));
+    confs.add(Map.of(MODE, "merge", PACK, "false", SEND_KEYS, "true"));
     confs.add(Map.of(MODE, "sort", "spark.sql.adaptive.enabled", "false", PARTITIONS, "0"));
     for (Distribution dist : List.of(Distribution.MIXED, Distribution.SKEWED)) {
       String name = "configuration matrix " + dist;
