@@ -42,15 +42,7 @@
 #include "../cuda/radix.cu"
 #include "radix_host.cuh"
 
-#define CHECK(call)                                                                       \
-  do {                                                                                    \
-    cudaError_t err_ = (call);                                                            \
-    if (err_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,          \
-                   cudaGetErrorString(err_));                                            \
-      std::exit(2);                                                                       \
-    }                                                                                     \
-  } while (0)
+#include "bench_check.cuh"
 
 #ifndef MB_THREADS
 #define MB_THREADS 256

@@ -20,16 +20,8 @@
 #include "../cuda/oddeven.cu"
 #include "oddeven_host.cuh"
 
-#define CHECK(call)                                                                       \
-  do {                                                                                    \
-    cudaError_t err_ = (call);                                                            \
-    if (err_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,          \
-                   cudaGetErrorString(err_));                                            \
-      std::printf("ODDEVEN SELFTEST FAIL\n");                                             \
-      std::exit(1);                                                                       \
-    }                                                                                     \
-  } while (0)
+#define BENCH_CHECK_EXIT 1
+#include "bench_check.cuh"
 
 namespace {
 

@@ -19,16 +19,8 @@
 
 #include "../cuda/rows.cu"
 
-#define CHECK(call)                                                                        \
-  do {                                                                                     \
-    cudaError_t err_ = (call);                                                             \
-    if (err_ != cudaSuccess) {                                                             \
-      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,           \
-                   cudaGetErrorString(err_));                                             \
-      std::printf("ROWS SELFTEST FAIL\n");                                                 \
-      std::exit(1);                                                                        \
-    }                                                                                      \
-  } while (0)
+#define BENCH_CHECK_EXIT 1
+#include "bench_check.cuh"
 
 namespace {
 

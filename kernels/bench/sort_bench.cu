@@ -23,15 +23,7 @@
 #include "oddeven_host.cuh"
 #endif
 
-#define CHECK(call)                                                                       \
-  do {                                                                                    \
-    cudaError_t err_ = (call);                                                            \
-    if (err_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s:%d: %s failed: %s\n", __FILE__, __LINE__, #call,          \
-                   cudaGetErrorString(err_));                                            \
-      std::exit(2);                                                                       \
-    }                                                                                     \
-  } while (0)
+#include "bench_check.cuh"
 
 namespace {
 
