@@ -52,52 +52,85 @@ final class HostBufferPool {
     return allocator.pinned();
   }
 
-  synchronized HostBuffer acquire(long sizeBytes) {
+  /**
+   * A buffer of at least {@code sizeBytes}: an idle block of its size class, else a new one. A new
+   * block is allocated outside the pool's lock: pinning a large block takes long, and the tasks
+   * that find an idle block (or free one) meanwhile need not wait for it.
+   */
+  HostBuffer acquire(long sizeBytes) {
     long classBytes = sizeClass(sizeBytes);
-    lastUseMillis = System.currentTimeMillis();
-    ArrayDeque<Long> free = idle.get(classBytes);
-    long address;
-    if (free != null && !free.isEmpty()) {
-      address = free.pop();
-      idleBytes -= classBytes;
-      limit.removeIdle(classBytes);
-      HostMemory.track(classBytes);
-    } else {
+    long address = takeIdle(classBytes);
+    if (address == 0) {
       address = HostMemory.allocate(allocator, classBytes);
     }
     return HostBuffer.pooled(address, classBytes, this);
   }
 
-  synchronized void release(long address, long classBytes) {
+  /** An idle block of {@code classBytes}, now counted in use, or 0 if there is none. */
+  private synchronized long takeIdle(long classBytes) {
     lastUseMillis = System.currentTimeMillis();
-    if (!limit.tryAddIdle(classBytes)) {
+    ArrayDeque<Long> free = idle.get(classBytes);
+    if (free == null || free.isEmpty()) {
+      return 0;
+    }
+    idleBytes -= classBytes;
+    limit.removeIdle(classBytes);
+    HostMemory.track(classBytes);
+    return free.pop();
+  }
+
+  /**
+   * Takes a block back: kept idle while the limit allows, else freed, outside the pool's lock
+   * (freeing page-locked memory waits for the device).
+   */
+  void release(long address, long classBytes) {
+    if (!keepIdle(address, classBytes)) {
       HostMemory.free(allocator, address, classBytes);
       return;
     }
-    idle.computeIfAbsent(classBytes, k -> new ArrayDeque<>()).push(address);
-    idleBytes += classBytes;
-    HostMemory.track(-classBytes);
     if (watched) {
       ensureTrimmer();
     }
   }
 
-  /** Frees every idle block. */
-  synchronized void trim() {
-    for (Map.Entry<Long, ArrayDeque<Long>> e : idle.entrySet()) {
+  private synchronized boolean keepIdle(long address, long classBytes) {
+    lastUseMillis = System.currentTimeMillis();
+    if (!limit.tryAddIdle(classBytes)) {
+      return false;
+    }
+    idle.computeIfAbsent(classBytes, k -> new ArrayDeque<>()).push(address);
+    idleBytes += classBytes;
+    HostMemory.track(-classBytes);
+    return true;
+  }
+
+  /** Frees every idle block (taken out under the lock, freed outside it). */
+  void trim() {
+    Map<Long, ArrayDeque<Long>> taken;
+    synchronized (this) {
+      if (idle.isEmpty()) {
+        return;
+      }
+      taken = new HashMap<>(idle);
+      idle.clear();
+      limit.removeIdle(idleBytes);
+      idleBytes = 0;
+    }
+    for (Map.Entry<Long, ArrayDeque<Long>> e : taken.entrySet()) {
       for (long address : e.getValue()) {
         HostMemory.track(e.getKey());
         HostMemory.free(allocator, address, e.getKey());
       }
     }
-    idle.clear();
-    limit.removeIdle(idleBytes);
-    idleBytes = 0;
   }
 
   /** Frees every idle block if the pool has not been used for its limit's idle timeout. */
-  synchronized void trimIfUnusedSince(long nowMillis) {
-    if (idleBytes > 0 && nowMillis - lastUseMillis >= limit.idleTimeoutMillis()) {
+  void trimIfUnusedSince(long nowMillis) {
+    boolean unused;
+    synchronized (this) {
+      unused = idleBytes > 0 && nowMillis - lastUseMillis >= limit.idleTimeoutMillis();
+    }
+    if (unused) {
       trim();
     }
   }

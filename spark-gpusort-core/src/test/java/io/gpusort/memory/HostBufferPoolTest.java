@@ -4,6 +4,9 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -115,5 +118,60 @@ class HostBufferPoolTest {
     assertEquals(64 << 10, pool.idleBytes(), "returned once");
     assertThrows(IllegalStateException.class, buffer::address);
     pool.trim();
+  }
+  /**
+   * A block being allocated (pinning can take seconds) does not hold up the pool: meanwhile
+   * another task takes an idle block of another size and gives back its own.
+   */
+  @Test
+  void aSlowAllocationDoesNotBlockThePool() throws Exception {
+    CountDownLatch allocating = new CountDownLatch(1);
+    CountDownLatch proceed = new CountDownLatch(1);
+    NativeAllocator slow = new NativeAllocator() {
+      @Override
+      public long allocate(long sizeBytes) {
+        if (sizeBytes >= 1 << 20) {
+          allocating.countDown();
+          try {
+            proceed.await();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          }
+        }
+        return NativeAllocator.UNSAFE.allocate(sizeBytes);
+      }
+
+      @Override
+      public void free(long address, long sizeBytes) {
+        NativeAllocator.UNSAFE.free(address, sizeBytes);
+      }
+
+      @Override
+      public boolean pinned() {
+        return false;
+      }
+    };
+    HostBufferPool pool = new HostBufferPool(slow, new IdleLimit(1L << 30, 60_000));
+    pool.acquire(100_000).close();
+    FutureTask<HostBuffer> big =
+        new FutureTask<>(() -> pool.acquire(1 << 20));
+    Thread thread = new Thread(big, "slow allocation");
+    thread.start();
+    try {
+      assertTrue(allocating.await(10, TimeUnit.SECONDS));
+      FutureTask<Boolean> small = new FutureTask<>(() -> {
+        try (HostBuffer buffer = pool.acquire(100_000)) {
+          return buffer.sizeBytes() == 114_688;
+        }
+      });
+      new Thread(small, "idle block").start();
+      assertTrue(small.get(10, TimeUnit.SECONDS),
+          "an idle block is taken and given back while another is being allocated");
+    } finally {
+      proceed.countDown();
+    }
+    big.get(10, TimeUnit.SECONDS).close();
+    pool.trim();
+    assertEquals(0, pool.idleBytes());
   }
 }
