@@ -17,7 +17,8 @@
 // the CUB tree. GB/s is n * 12 bytes (key and value once) over the time. Exit code 1 when any
 // check fails. The radix time includes its host round trip (the digit counts, radix.cu's step 3),
 // as the engine runs it; the merge plan (each level's pairs, known from the run lengths) is built
-// and uploaded before timing. -DMB_THREADS / -DMB_ITEMS set the merge tile: 256 x 8 and 512 x 4
+// and uploaded before timing. The merge kernels are the product's (../cuda/merge.cu, tile from
+// tuning.cuh); -DMERGE_TREE_THREADS / -DMERGE_TREE_ITEMS time another tile: 256 x 8 and 512 x 4
 // were the fastest of six shapes on the H200 (128 to 512 threads, 4 to 16 items).
 #include <cub/device/device_radix_sort.cuh>
 #include <cuda_runtime.h>
@@ -38,144 +39,21 @@
 #include <string>
 #include <vector>
 
-#include "../cuda/oddeven.cu"  // mergePathSplit, swizzle
+#include "../cuda/merge.cu"
 #include "../cuda/radix.cu"
 #include "radix_host.cuh"
 
 #include "bench_check.cuh"
 
-#ifndef MB_THREADS
-#define MB_THREADS 256
-#endif
-#ifndef MB_ITEMS
-#define MB_ITEMS 8
-#endif
-
 namespace {
 
 // ---------------------------------------------------------------------------------------------
-// The merge tree. Level l merges runs (2j, 2j + 1) of the level's run list into run j; an odd
-// last run is a pair without B and goes through the same kernels (a copy). Output tiles of TILE
-// items never straddle two pairs, so a tile merges one slice of A with one slice of B.
+// The merge tree: the product's kernels (../cuda/merge.cu), launched in its host sequence.
 
-constexpr uint32_t THREADS = MB_THREADS, ITEMS = MB_ITEMS, TILE = THREADS * ITEMS;
-constexpr uint32_t LOG_ITEMS = oddeven::log2u(ITEMS);
-static_assert(oddeven::isPow2(THREADS) && THREADS <= 1024, "MB_THREADS: a power of two <= 1024");
-static_assert(oddeven::isPow2(ITEMS) && ITEMS >= 2, "MB_ITEMS: a power of two >= 2");
-static_assert(TILE >= 32 && TILE * 12 <= 48 * 1024, "tile: 32 items to 48 KB of shared memory");
-
-// One pair of a level: A = [aStart, aStart + aLen), B right after it (bLen may be 0), merged into
-// the same positions of the other buffer. Its output tiles are firstTile, firstTile + 1, ...
-struct Pair {
-  uint32_t aStart, aLen, bLen, firstTile;
-};
-
-// The pair owning tile `tile`: the last with firstTile <= tile. Pairs without items own no tile
-// and share firstTile with the next one, which the search then picks.
-__device__ __forceinline__ Pair pairOf(const Pair* pairs, uint32_t numPairs, uint32_t tile) {
-  uint32_t lo = 0, hi = numPairs;
-  while (lo < hi) {
-    const uint32_t mid = (lo + hi) >> 1;
-    if (pairs[mid].firstTile <= tile) lo = mid + 1;
-    else hi = mid;
-  }
-  return pairs[lo - 1];
-}
-
-// splits[i]: how many A items precede tile i's first output within its pair (merge path, equal
-// keys take A first, which keeps concatenation order: A lies before B).
-__global__ void __launch_bounds__(256)
-    mergePartition(const uint64_t* __restrict__ keys, const Pair* __restrict__ pairs,
-                   uint32_t numPairs, uint32_t tiles, uint32_t* __restrict__ splits) {
-  const uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= tiles) return;
-  const Pair p = pairOf(pairs, numPairs, i);
-  const uint64_t* a = keys + p.aStart;
-  const uint64_t* b = a + p.aLen;
-  splits[i] = oddeven::mergePathSplit<uint64_t>(
-      (i - p.firstTile) * TILE, p.aLen, p.bLen, [a](uint32_t j) { return a[j]; },
-      [b](uint32_t j) { return b[j]; });
-}
-
-// The swizzle spreads a thread's ITEMS consecutive slots over different banks for the
-// thread-major write after the merge; the striped loads and stores stay conflict-free.
-__device__ __forceinline__ uint32_t slot(uint32_t e) { return oddeven::swizzle<LOG_ITEMS>(e); }
-
-// One output tile: its A and B slices go to shared memory (A first), each thread finds the start
-// of its ITEMS outputs by merge path there and merges them serially, and the block writes the
-// tile back coalesced. valsIn null: value = input position (the first level's iota, never read).
-// keysOut null: keys are not written (the last level, when only the permutation is wanted).
-__global__ void __launch_bounds__(THREADS)
-    mergeTile(const uint64_t* __restrict__ keysIn, const uint32_t* __restrict__ valsIn,
-              uint64_t* __restrict__ keysOut, uint32_t* __restrict__ valsOut,
-              const Pair* __restrict__ pairs, uint32_t numPairs,
-              const uint32_t* __restrict__ splits) {
-  __shared__ uint64_t sKey[TILE];
-  __shared__ uint32_t sVal[TILE];
-  const uint32_t tile = blockIdx.x, t = threadIdx.x;
-  const Pair p = pairOf(pairs, numPairs, tile);
-  const uint32_t len = p.aLen + p.bLen;
-  const uint32_t d0 = (tile - p.firstTile) * TILE;  // first output of the tile, within the pair
-  const uint32_t total = oddeven::umin(TILE, len - d0);
-  const uint32_t a0 = splits[tile];
-  const uint32_t a1 = d0 + TILE >= len ? p.aLen : splits[tile + 1];
-  const uint32_t aCount = a1 - a0, bCount = total - aCount;
-  const uint32_t aFrom = p.aStart + a0;
-  const uint32_t bFrom = p.aStart + p.aLen + (d0 - a0) - aCount;  // + i for tile index i
-
-#pragma unroll
-  for (uint32_t j = 0; j < ITEMS; ++j) {
-    const uint32_t i = j * THREADS + t;
-    if (i < total) {
-      const uint32_t from = i < aCount ? aFrom + i : bFrom + i;
-      sKey[slot(i)] = keysIn[from];
-      sVal[slot(i)] = valsIn == nullptr ? from : valsIn[from];
-    }
-  }
-  __syncthreads();
-
-  const uint32_t d = oddeven::umin(t * ITEMS, total);
-  const uint64_t* key = sKey;
-  uint32_t ai = oddeven::mergePathSplit<uint64_t>(
-      d, aCount, bCount, [key](uint32_t j) { return key[slot(j)]; },
-      [key, aCount](uint32_t j) { return key[slot(aCount + j)]; });
-  uint32_t bi = aCount + d - ai;
-  // Reads are clamped into the tile: past an exhausted side the key read is never taken, and
-  // past the tile's end nothing merged is written out.
-  constexpr uint32_t LAST = TILE - 1;
-  uint64_t ka = sKey[slot(oddeven::umin(ai, LAST))];
-  uint64_t kb = sKey[slot(oddeven::umin(bi, LAST))];
-  uint64_t outKey[ITEMS];
-  uint32_t outVal[ITEMS];
-#pragma unroll
-  for (uint32_t j = 0; j < ITEMS; ++j) {
-    const bool takeA = ai < aCount && (bi >= total || ka <= kb);
-    const uint32_t from = takeA ? ai : bi;
-    outKey[j] = takeA ? ka : kb;
-    outVal[j] = sVal[slot(oddeven::umin(from, LAST))];
-    ai += takeA;
-    bi += !takeA;
-    const uint64_t next = sKey[slot(oddeven::umin(from + 1, LAST))];
-    ka = takeA ? next : ka;
-    kb = takeA ? kb : next;
-  }
-  __syncthreads();
-#pragma unroll
-  for (uint32_t j = 0; j < ITEMS; ++j) {
-    sKey[slot(t * ITEMS + j)] = outKey[j];
-    sVal[slot(t * ITEMS + j)] = outVal[j];
-  }
-  __syncthreads();
-  const uint32_t outStart = p.aStart + d0;
-#pragma unroll
-  for (uint32_t j = 0; j < ITEMS; ++j) {
-    const uint32_t i = j * THREADS + t;
-    if (i < total) {
-      if (keysOut != nullptr) keysOut[outStart + i] = sKey[slot(i)];
-      valsOut[outStart + i] = sVal[slot(i)];
-    }
-  }
-}
+using mergetree::Pair;
+using mergetree::THREADS;
+using mergetree::ITEMS;
+using mergetree::TILE;
 
 // The levels of a merge tree, built once on the host from the run offsets (a reducer knows its
 // runs' lengths before it launches anything); the pairs of every level sit in one device array.
@@ -235,9 +113,11 @@ struct MergePlan {
       uint32_t* dstV = toOut ? valsOut : valsTmp;
       const Level& lv = levels[l];
       const Pair* pp = dPairs + lv.firstPair;
-      mergePartition<<<(lv.tiles + 255) / 256, 256>>>(srcK, pp, lv.numPairs, lv.tiles, dSplits);
-      mergeTile<<<lv.tiles, THREADS>>>(srcK, srcV, l + 1 == L && !writeKeys ? nullptr : dstK,
-                                       dstV, pp, lv.numPairs, dSplits);
+      merge_tree_partition_u64<<<(lv.tiles + 255) / 256, 256>>>(srcK, pp, lv.numPairs, lv.tiles,
+                                                                 dSplits);
+      merge_tree_tile_u64<<<lv.tiles, THREADS>>>(srcK, srcV,
+                                                 l + 1 == L && !writeKeys ? nullptr : dstK, dstV,
+                                                 pp, lv.numPairs, dSplits);
       CHECK(cudaGetLastError());
       srcK = dstK;
       srcV = dstV;

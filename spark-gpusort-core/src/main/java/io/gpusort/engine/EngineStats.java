@@ -5,7 +5,8 @@ import java.util.concurrent.atomic.LongAdder;
 /**
  * Counts of this process's sorts on the engines, for the plugin's metrics (Spark's metrics
  * system): the SQL node's metrics show the same figures per query, these add them up for the
- * executor. Updated by the sort operator after each engine call; read at any time.
+ * executor. Updated by the sort operator after each engine call (the merges by the engine that
+ * merged); read at any time.
  */
 public final class EngineStats {
   private static final LongAdder CALLS = new LongAdder();
@@ -15,6 +16,8 @@ public final class EngineStats {
   private static final LongAdder BYTES_FROM_DEVICE = new LongAdder();
   private static final LongAdder FALLBACKS = new LongAdder();
   private static final LongAdder SORT_NANOS = new LongAdder();
+  private static final LongAdder MERGED_ROWS = new LongAdder();
+  private static final LongAdder MERGED_RUNS = new LongAdder();
   /** This thread's rows and sort nanoseconds: a Spark task runs on one thread. */
   private static final ThreadLocal<long[]> THREAD = ThreadLocal.withInitial(() -> new long[2]);
 
@@ -38,6 +41,25 @@ public final class EngineStats {
   /** A partition a GPU engine failed on, sorted on the CPU engine instead. */
   public static void recordFallback() {
     FALLBACKS.increment();
+  }
+
+  /**
+   * One {@link SortEngine#sortRuns} call that a device answered by merging the {@code runs}
+   * non-empty sorted runs of {@code rows} rows (rather than sorting their concatenation).
+   */
+  public static void recordMerge(long rows, int runs) {
+    MERGED_ROWS.add(rows);
+    MERGED_RUNS.add(runs);
+  }
+
+  /** Rows put in order by merging sorted runs on a device ({@link #recordMerge}). */
+  public static long mergedRows() {
+    return MERGED_ROWS.sum();
+  }
+
+  /** Sorted runs merged on a device ({@link #recordMerge}). */
+  public static long mergedRuns() {
+    return MERGED_RUNS.sum();
   }
 
   /** Time spent sorting (encoding, engine calls, tie-breaks, merges). */

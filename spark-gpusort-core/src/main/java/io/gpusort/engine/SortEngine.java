@@ -21,6 +21,26 @@ public interface SortEngine extends AutoCloseable {
   void sort(KeyBatch keys, HostBuffer permutation);
 
   /**
+   * As {@link #sort}, for keys that arrive as sorted runs: the rows in {@code [runStarts[i],
+   * runStarts[i + 1])}, the last run ending at {@code keys.numRows()}, are each already in
+   * ascending key order (unsigned, as {@link #sort} compares), as a reducer's blocks are. The
+   * result equals {@code sort(keys, permutation)} exactly: a stable merge of sorted runs, ties
+   * taken from the earlier run first, is the stable sort of their concatenation. Runs may be empty
+   * ({@code runStarts} then repeats a start). A GPU engine merges the runs instead of sorting
+   * (cheaper where they are long); the default sorts. Where a run is not in order, the result is
+   * unspecified.
+   *
+   * @param runStarts the first row of each run: at least one, the first 0, none decreasing, none
+   *     past {@code keys.numRows()} ({@link RunStarts#check})
+   * @throws IllegalArgumentException when {@code runStarts} does not describe runs of the batch
+   * @throws EngineException as {@link #sort}
+   */
+  default void sortRuns(KeyBatch keys, int[] runStarts, HostBuffer permutation) {
+    RunStarts.check(runStarts, keys.numRows());
+    sort(keys, permutation);
+  }
+
+  /**
    * Sorts each batch into the permutation at the same index, as {@link #sort} would. A GPU engine
    * overlaps the transfers of one batch with the sort of another (upload of batch i + 1, sort of
    * batch i and download of batch i - 1 at once); the default sorts them one after another.

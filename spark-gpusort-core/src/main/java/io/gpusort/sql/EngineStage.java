@@ -50,12 +50,26 @@ final class EngineStage {
 
   /** Writes the stable sorted order of {@code keys} into {@code permutation}. */
   void sort(KeyBatch keys, HostBuffer permutation) {
+    sortOnEngine(keys, permutation, engine -> engine.sort(keys, permutation));
+  }
+
+  /**
+   * As {@link #sort}, the keys being sorted runs starting at {@code runStarts}
+   * ({@link SortEngine#sortRuns}): a GPU engine merges them.
+   */
+  void sortRuns(KeyBatch keys, int[] runStarts, HostBuffer permutation) {
+    sortOnEngine(keys, permutation, engine -> engine.sortRuns(keys, runStarts, permutation));
+  }
+
+  /** Runs {@code call} on the task's engine, the CPU engine's sort where a GPU engine fails. */
+  private void sortOnEngine(KeyBatch keys, HostBuffer permutation,
+      java.util.function.Consumer<SortEngine> call) {
     killCheck.run();
     SortEngine engine = engine();
     EngineTimes before = EngineTimes.ofThread().snapshot();
     long start = System.nanoTime();
     try {
-      engine.sort(keys, permutation);
+      call.accept(engine);
       recordCall(engine, keys);
       recordTimes(engine, before, System.nanoTime() - start);
     } catch (EngineException e) {

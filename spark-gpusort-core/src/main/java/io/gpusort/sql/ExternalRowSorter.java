@@ -64,7 +64,7 @@ final class ExternalRowSorter implements SortMemory.Spiller {
   private final SortMemory memory;
   private final EngineStage engine;
   private final SpillStore store;
-  private boolean presortedRuns;
+  private RunBuilder.Input runInput;
   private final Runnable killCheck;
   private final int numFields;
   private final RunBuilder builder;
@@ -96,7 +96,8 @@ final class ExternalRowSorter implements SortMemory.Spiller {
     this.killCheck = task::killTaskIfInterrupted;
     this.engine = new EngineStage(plan, engines, killCheck);
     this.store = store;
-    this.presortedRuns = presortedRuns;
+    this.runInput = presortedRuns ? RunBuilder.Input.SORTED_RUNS_HOST_MERGE
+        : RunBuilder.Input.UNSORTED;
     this.numFields = plan.numFields();
     this.builder = new RunBuilder(keys, memory, plan.chunkBytes, plan.gatherRowsOnHost,
         numFields, engine::openRowUpload,
@@ -140,9 +141,10 @@ final class ExternalRowSorter implements SortMemory.Spiller {
    */
   static Iterator<InternalRow> sortChunksInTask(SortPlan plan, Iterator<RowChunk> chunks) {
     ExternalRowSorter sorter = inTask(plan, false);
-    // On the CPU engine, a loser tree over the encoded keys of the blocks; on a GPU, one sort of
-    // the concatenated keys on the device.
-    sorter.presortedRuns = !sorter.engine.sortsOnGpu();
+    // On the CPU engine, a loser tree over the encoded keys of the blocks; on a GPU, the blocks'
+    // runs merged on the device (keys of one word) or their concatenation sorted there.
+    sorter.runInput = sorter.engine.sortsOnGpu() ? RunBuilder.Input.SORTED_RUNS_ENGINE_MERGE
+        : RunBuilder.Input.SORTED_RUNS_HOST_MERGE;
     return sorter.sortChunks(chunks);
   }
 
@@ -425,7 +427,7 @@ final class ExternalRowSorter implements SortMemory.Spiller {
   private void sealRun() {
     long start = System.nanoTime();
     anyKeyInexact |= keys.exact && !keys.encoder.keysExact();
-    SortedRun run = builder.seal(engine, presortedRuns, plan.metrics, killCheck);
+    SortedRun run = builder.seal(engine, runInput, plan.metrics, killCheck);
     // Earlier runs' rows are back from the device by now: their device memory goes back.
     memoryRuns.forEach(SortedRun::pollArrival);
     memoryRuns.add(run);

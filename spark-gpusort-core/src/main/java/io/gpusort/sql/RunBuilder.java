@@ -3,6 +3,7 @@ package io.gpusort.sql;
 import io.gpusort.engine.KeyBatch;
 import io.gpusort.engine.RowArrival;
 import io.gpusort.engine.RowUpload;
+import io.gpusort.engine.RunStarts;
 import io.gpusort.memory.HostBuffer;
 import io.gpusort.memory.HostMemory;
 import io.gpusort.merge.IntComparator;
@@ -27,6 +28,29 @@ import org.apache.spark.unsafe.Platform;
  * so that sealing, and therefore spilling, never asks Spark for memory.
  */
 final class RunBuilder implements AutoCloseable {
+  /** What a run's rows are when they arrive, which says how {@link #seal} puts them in order. */
+  enum Input {
+    /** In no particular order (a partition's rows): sorted on the engine. */
+    UNSORTED,
+    /**
+     * Sorted runs one after another (a reducer's blocks), merged on the host by a loser tree over
+     * their keys; sorted on the engine where the runs are too short.
+     */
+    SORTED_RUNS_HOST_MERGE,
+    /**
+     * Sorted runs one after another, given to the engine as runs ({@code SortEngine.sortRuns}),
+     * which a GPU merges on its device where the keys have one word: the runs are the maximal
+     * non-decreasing stretches of the keys ({@link RunStarts#ascending}), at most
+     * {@link #MAX_ENGINE_RUNS}; the engine sorts otherwise.
+     */
+    SORTED_RUNS_ENGINE_MERGE
+  }
+
+  /**
+   * The most runs a batch is handed to the engine as (about a reducer's blocks); more, and the
+   * batch is sorted: the merge tree's levels grow with the runs, the radix sort's passes do not.
+   */
+  static final int MAX_ENGINE_RUNS = 1024;
   /** Rows of the first row index where no estimate sizes it; it doubles from there. */
   static final int INITIAL_ROWS = 1024;
   /** The estimate's headroom: partitions of one input differ, an eighth more is asked for. */
@@ -328,12 +352,18 @@ final class RunBuilder implements AutoCloseable {
 
   /**
    * Sorts the run, on the engine or, for {@code presortedRuns} input (a concatenation of sorted
-   * runs), by merging them on the host; puts the rows in that order where the engine gathers them
+   * runs), by merging them on the host ({@link Input#SORTED_RUNS_HOST_MERGE}); puts the rows in that order where the engine gathers them
    * on its device; hands its rows and keys to the returned run and starts empty again. Asks Spark
    * for no memory.
    */
   SortedRun seal(EngineStage engine, boolean presortedRuns, SortMetrics metrics,
       Runnable killCheck) {
+    return seal(engine, presortedRuns ? Input.SORTED_RUNS_HOST_MERGE : Input.UNSORTED, metrics,
+        killCheck);
+  }
+
+  /** As above, the rows put in order as {@code input} says they arrived. */
+  SortedRun seal(EngineStage engine, Input input, SortMetrics metrics, Runnable killCheck) {
     if (numRows == 0) {
       throw new IllegalStateException("sealing an empty run");
     }
@@ -343,13 +373,7 @@ final class RunBuilder implements AutoCloseable {
     KeyBatch batch = new KeyBatch(keyWords, n, keys.numWords, keys.layout.keyBits());
     HostBuffer permutation = HostBuffer.acquireTransferable(4L * n);
     try {
-      if (presortedRuns) {
-        // Merging compares rows where truncated keys tie: the host reads them.
-        restoreRows();
-      }
-      if (!presortedRuns || !mergePresorted(batch, permutation, killCheck)) {
-        engine.sort(batch, permutation);
-      }
+      order(engine, input, batch, permutation, killCheck);
       // Exact keys (every string within its prefix) tie only where Spark's order ties too.
       if (keys.exact && !keys.encoder.keysExact()) {
         restoreRows();
@@ -387,6 +411,29 @@ final class RunBuilder implements AutoCloseable {
     reservedBytes = 0;
     keys.encoder.resetKeysExact();
     return run;
+  }
+
+  /** Writes the run's sorted order into {@code permutation}, as {@code input} says. */
+  private void order(EngineStage engine, Input input, KeyBatch batch, HostBuffer permutation,
+      Runnable killCheck) {
+    switch (input) {
+      case UNSORTED -> engine.sort(batch, permutation);
+      case SORTED_RUNS_HOST_MERGE -> {
+        // Merging compares rows where truncated keys tie: the host reads them.
+        restoreRows();
+        if (!mergePresorted(batch, permutation, killCheck)) {
+          engine.sort(batch, permutation);
+        }
+      }
+      case SORTED_RUNS_ENGINE_MERGE -> {
+        int[] runStarts = RunStarts.ascending(batch, MAX_ENGINE_RUNS);
+        if (runStarts == null) {
+          engine.sort(batch, permutation);
+        } else {
+          engine.sortRuns(batch, runStarts, permutation);
+        }
+      }
+    }
   }
 
   /**

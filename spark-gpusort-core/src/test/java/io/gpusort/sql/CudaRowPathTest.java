@@ -1,5 +1,6 @@
 package io.gpusort.sql;
 
+import static org.apache.spark.sql.functions.coalesce;
 import static org.apache.spark.sql.functions.col;
 import static org.apache.spark.sql.functions.concat;
 import static org.apache.spark.sql.functions.date_add;
@@ -13,6 +14,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.gpusort.GpuSort;
+import io.gpusort.engine.EngineStats;
 import io.gpusort.engine.cuda.CudaEngine;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -65,7 +67,11 @@ class CudaRowPathTest {
       assumeTrue(CudaEngine.available(), "no CUDA device: " + CudaEngine.unavailableReason());
     }
     wide = frame(true).cache();
-    fixed = frame(false).select("id", "k_long", "k_int", "k_double").cache();
+    // Non-null copies of the long and double keys: without a null flag they fit one 64-bit word,
+    // the keys whose sorted blocks the reduce side merges on the device.
+    fixed = frame(false).select(col("id"), col("k_long"), col("k_int"), col("k_double"),
+        coalesce(col("k_long"), lit(0L)).as("k_long_nn"),
+        coalesce(col("k_double"), lit(0.0)).as("k_double_nn")).cache();
     texts = wide.select("id", "k_long", "k_str", "k_bin", "payload").cache();
   }
 
@@ -122,8 +128,14 @@ class CudaRowPathTest {
         hashed.queryExecution().executedPlan().toString());
   }
 
+  /**
+   * Fixed-width rows, within partitions and merge mode. On cuda the reduce side hands its blocks'
+   * sorted runs to the engine: keys of one word ({@code _nn}: not null) are merged on the device
+   * (kernels/cuda/merge.cu); nullable longs and doubles take 65 bits (the null flag) and are
+   * sorted there instead.
+   */
   @ParameterizedTest(name = "fixed-width rows, {0}")
-  @ValueSource(strings = {"k_long", "k_double"})
+  @ValueSource(strings = {"k_long", "k_double", "k_long_nn", "k_double_nn"})
   void fixedWidthRowsMatchSpark(String key) {
     Column order = col(key).asc_nulls_first();
     compare("within fixed " + key, fixed, d -> d.sortWithinPartitions(order),
@@ -132,10 +144,15 @@ class CudaRowPathTest {
     // the cache's batches of the key column alone.
     SparkTestSession.get().conf().set("spark.gpusort.global.mode", "merge");
     long keySamples = GpuRangeSortExchangeExec.keyColumnSamples();
+    long mergedRows = EngineStats.mergedRows();
     compare("byKey merge fixed " + key, fixed, d -> d.orderBy(order),
         d -> d.transform(GpuSort.byKey(order)), keyHash(key), true, ENGINE.equals("cpu") ? 1 : 2);
     assertTrue(GpuRangeSortExchangeExec.keyColumnSamples() > keySamples,
         key + ": bounds sampled from the key column");
+    if (ENGINE.equals("cuda") && key.endsWith("_nn")) {
+      assertTrue(EngineStats.mergedRows() > mergedRows,
+          key + ": the reduce side merged its blocks' runs on the device");
+    }
   }
 
   /**
@@ -265,7 +282,7 @@ class CudaRowPathTest {
   /** A hash of the key equal for keys Spark orders as equal (-0.0 and 0.0 alike). */
   private static Column keyHash(String key) {
     Column k = col(key);
-    if (key.equals("k_float") || key.equals("k_double")) {
+    if (key.startsWith("k_float") || key.startsWith("k_double")) {
       k = when(isnan(k), k).otherwise(k.plus(lit(0.0)));
     }
     return xxhash64(k.isNull(), k);

@@ -21,6 +21,7 @@ final class CudaKernels implements AutoCloseable {
   private final CUmodule radix;
   private final CUmodule oddeven;
   private final CUmodule rows;
+  private final CUmodule merge;
 
   final CUfunction radixHistogram32;
   final CUfunction radixHistogram64;
@@ -44,6 +45,8 @@ final class CudaKernels implements AutoCloseable {
   final CUfunction rowsScanTileSums;
   final CUfunction rowsScanApply;
   final CUfunction rowsGatherVar;
+  final CUfunction mergeTreePartition64;
+  final CUfunction mergeTreeTile64;
 
   final int histThreads;
   final int histItems;
@@ -53,6 +56,9 @@ final class CudaKernels implements AutoCloseable {
   final int sweepItems64;
   private final OddEvenTuning oddeven32;
   private final OddEvenTuning oddeven64;
+  /** Threads of a merge-tree tile block and items per thread (gpusort_merge_tuning). */
+  final int mergeTreeThreads;
+  final int mergeTreeItems;
 
   /** Launch shape of the odd-even kernels for one key width (gpusort_oddeven_tuning). */
   record OddEvenTuning(int sortThreads, int sortItems, int mergeThreads, int mergeItems) {
@@ -70,11 +76,14 @@ final class CudaKernels implements AutoCloseable {
     radix = load("radix");
     CUmodule second = null;
     CUmodule third = null;
+    CUmodule fourth = null;
     try {
       second = load("oddeven");
       oddeven = second;
       third = load("rows");
       rows = third;
+      fourth = load("merge");
+      merge = fourth;
       radixHistogram32 = function(radix, "radix_histogram_u32");
       radixHistogram64 = function(radix, "radix_histogram_u64");
       radixNarrowHistogram = function(radix, "radix_narrow_histogram");
@@ -97,6 +106,8 @@ final class CudaKernels implements AutoCloseable {
       rowsScanTileSums = function(rows, "rows_scan_tile_sums");
       rowsScanApply = function(rows, "rows_scan_apply");
       rowsGatherVar = function(rows, "rows_gather_var");
+      mergeTreePartition64 = function(merge, "merge_tree_partition_u64");
+      mergeTreeTile64 = function(merge, "merge_tree_tile_u64");
       int[] t = readTable(radix, "gpusort_radix_tuning", 6);
       histThreads = t[0];
       histItems = t[1];
@@ -107,6 +118,9 @@ final class CudaKernels implements AutoCloseable {
       int[] o = readTable(oddeven, "gpusort_oddeven_tuning", 8);
       oddeven32 = new OddEvenTuning(o[0], o[1], o[2], o[3]);
       oddeven64 = new OddEvenTuning(o[4], o[5], o[6], o[7]);
+      int[] m = readTable(merge, "gpusort_merge_tuning", 2);
+      mergeTreeThreads = m[0];
+      mergeTreeItems = m[1];
     } catch (RuntimeException e) {
       cuModuleUnload(radix);
       if (second != null) {
@@ -115,6 +129,9 @@ final class CudaKernels implements AutoCloseable {
       if (third != null) {
         cuModuleUnload(third);
       }
+      if (fourth != null) {
+        cuModuleUnload(fourth);
+      }
       throw e;
     }
   }
@@ -122,6 +139,11 @@ final class CudaKernels implements AutoCloseable {
   /** Keys per onesweep tile, for keys of {@code keyBytes} bytes. */
   int sweepTile(int keyBytes) {
     return keyBytes == 4 ? sweepThreads32 * sweepItems32 : sweepThreads64 * sweepItems64;
+  }
+
+  /** Items per output tile of the merge tree's tile kernel. */
+  int mergeTreeTile() {
+    return mergeTreeThreads * mergeTreeItems;
   }
 
   /** The odd-even launch shape for keys of {@code keyBytes} bytes. */
@@ -161,5 +183,6 @@ final class CudaKernels implements AutoCloseable {
     cuModuleUnload(radix);
     cuModuleUnload(oddeven);
     cuModuleUnload(rows);
+    cuModuleUnload(merge);
   }
 }

@@ -124,6 +124,19 @@ final class DeviceSort implements AutoCloseable {
     return OddEvenSorter.sort(ws, this, columns, words, n, narrow);
   }
 
+  /**
+   * The merge tree over sorted runs of one-word keys (kernels/cuda/merge.cu); null when the input
+   * order is sorted already (one non-empty run). The key column is overwritten.
+   *
+   * @param runStarts the first row of each run, each run in ascending order
+   */
+  CUdeviceptr mergeRuns(int[] runStarts) {
+    if (words != 1) {
+      throw new IllegalStateException("the merge tree takes keys of one word, not " + words);
+    }
+    return MergeTree.merge(ws, this, column(0), n, runStarts);
+  }
+
   @Override
   public void close() {
     for (DeviceBuffer b : owned) {
