@@ -181,6 +181,13 @@ public final class GpuSortConf {
           + "from the rows, which measured faster on a GPU than the bytes the keys add to the "
           + "shuffle. Fixed-width keys are never sent.");
 
+  public static final ConfEntry<Boolean> DEVICE_MERGE = booleanEntry(
+      "spark.gpusort.global.deviceMerge", true,
+      "Whether, on a GPU engine, the merge mode's reducer merges its blocks' sorted runs on the "
+          + "device (a merge-path tree, where the keys are one 64-bit word and the runs at most "
+          + "1024) rather than sorting their concatenated keys there; the CPU engine merges them on "
+          + "the host either way.");
+
   /** The most output partitions {@link #OUTPUT_PARTITIONS} accepts. */
   public static final int MAX_OUTPUT_PARTITIONS = 1 << 20;
 

@@ -143,8 +143,12 @@ final class ExternalRowSorter implements SortMemory.Spiller {
     ExternalRowSorter sorter = inTask(plan, false);
     // On the CPU engine, a loser tree over the encoded keys of the blocks; on a GPU, the blocks'
     // runs merged on the device (keys of one word) or their concatenation sorted there.
-    sorter.runInput = sorter.engine.sortsOnGpu() ? RunBuilder.Input.SORTED_RUNS_ENGINE_MERGE
-        : RunBuilder.Input.SORTED_RUNS_HOST_MERGE;
+    if (!sorter.engine.sortsOnGpu()) {
+      sorter.runInput = RunBuilder.Input.SORTED_RUNS_HOST_MERGE;
+    } else {
+      sorter.runInput = plan.deviceMerge ? RunBuilder.Input.SORTED_RUNS_ENGINE_MERGE
+          : RunBuilder.Input.UNSORTED;
+    }
     return sorter.sortChunks(chunks);
   }
 

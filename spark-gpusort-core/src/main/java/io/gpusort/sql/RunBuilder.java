@@ -352,9 +352,9 @@ final class RunBuilder implements AutoCloseable {
 
   /**
    * Sorts the run, on the engine or, for {@code presortedRuns} input (a concatenation of sorted
-   * runs), by merging them on the host ({@link Input#SORTED_RUNS_HOST_MERGE}); puts the rows in that order where the engine gathers them
-   * on its device; hands its rows and keys to the returned run and starts empty again. Asks Spark
-   * for no memory.
+   * runs), by merging them on the host ({@link Input#SORTED_RUNS_HOST_MERGE}); puts the rows in
+   * that order where the engine gathers them on its device; hands its rows and keys to the
+   * returned run and starts empty again. Asks Spark for no memory.
    */
   SortedRun seal(EngineStage engine, boolean presortedRuns, SortMetrics metrics,
       Runnable killCheck) {

@@ -35,6 +35,8 @@ final class SortPlan implements Serializable {
   final boolean packRows;
   /** Whether the exchange's blocks carry string and binary keys' encoded words. */
   final boolean sendKeys;
+  /** Whether a GPU reducer merges its blocks' runs on the device ({@code global.deviceMerge}). */
+  final boolean deviceMerge;
   final int outputPartitions;
   final int sampleRowsPerPartition;
   final int maxAutoPartitions;
@@ -76,6 +78,7 @@ final class SortPlan implements Serializable {
     this.globalMode = conf.get(GpuSortConf.GLOBAL_MODE);
     this.packRows = conf.get(GpuSortConf.PACK_ROWS);
     this.sendKeys = conf.get(GpuSortConf.SEND_KEYS);
+    this.deviceMerge = conf.get(GpuSortConf.DEVICE_MERGE);
     this.outputPartitions = conf.get(GpuSortConf.OUTPUT_PARTITIONS);
     this.sampleRowsPerPartition = conf.get(GpuSortConf.SAMPLE_ROWS_PER_PARTITION);
     this.maxAutoPartitions = maxAutoPartitions;

@@ -59,7 +59,7 @@ class GpuSortConfTest {
       // The default, written as a user would write it, parses back to itself.
       assertEquals(entry.defaultValue(), entry.parse(entry.defaultString()), entry.key());
     }
-    assertEquals(27, keys.size(), "declared keys: " + keys);
+    assertEquals(28, keys.size(), "declared keys: " + keys);
   }
 
   @Test
