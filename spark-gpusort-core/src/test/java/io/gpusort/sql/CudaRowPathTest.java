@@ -141,7 +141,8 @@ class CudaRowPathTest {
     compare("within fixed " + key, fixed, d -> d.sortWithinPartitions(order),
         d -> d.transform(GpuSort.withinPartitions(order)), keyHash(key), false);
     // Rows of one size: the exchange's blocks go packed by column, the bounds are sampled from
-    // the cache's batches of the key column alone.
+    // the cache's batches of the key column alone; the reducer merges runs on the device.
+    SparkTestSession.get().conf().set("spark.gpusort.global.deviceMerge", "true");
     SparkTestSession.get().conf().set("spark.gpusort.global.mode", "merge");
     long keySamples = GpuRangeSortExchangeExec.keyColumnSamples();
     long mergedRows = EngineStats.mergedRows();
