@@ -14,9 +14,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
-import org.apache.spark.SparkConf;
-import org.apache.spark.memory.TaskMemoryManager;
-import org.apache.spark.memory.UnifiedMemoryManager;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
@@ -24,9 +21,8 @@ import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
@@ -36,18 +32,8 @@ import scala.jdk.javaapi.CollectionConverters;
  * ({@link RunBuilder.Input#UNSORTED}, the map side) are sorted. The rows come out in order.
  */
 class EngineMergeSealTest {
-  private SortMemory memory;
-
-  @BeforeEach
-  void memory() {
-    UnifiedMemoryManager manager = new UnifiedMemoryManager(new SparkConf(), 1L << 30, 1L << 29, 1);
-    memory = new SortMemory(new TaskMemoryManager(manager, 0));
-  }
-
-  @AfterEach
-  void nothingHeld() {
-    assertEquals(0, memory.getUsed(), "task memory still counted");
-  }
+  @RegisterExtension
+  final TaskMemory memory = new TaskMemory();
 
   @Test
   void sortedBlocksGoToTheEngineAsRuns() {
@@ -90,7 +76,7 @@ class EngineMergeSealTest {
   private long[] sealAndCheck(RecordingEngine engine, RunBuilder.Input input, int[] blocks) {
     SortPlan plan = plan();
     EngineStage stage = new EngineStage(plan, options -> engine, () -> { });
-    RunBuilder builder = new RunBuilder(new RowKeys(plan), memory, 4096, false, 2,
+    RunBuilder builder = new RunBuilder(new RowKeys(plan), memory.get(), 4096, false, 2,
         stage::openRowUpload);
     SplittableRandom random = new SplittableRandom(7);
     int n = Arrays.stream(blocks).sum();
@@ -111,7 +97,7 @@ class EngineMergeSealTest {
     }
     SortedRun run = builder.seal(stage, input, SortMetrics.NONE, () -> { });
     List<Long> read = new ArrayList<>();
-    try (MemoryRunCursor cursor = new MemoryRunCursor(run, memory, 2, 1, false)) {
+    try (MemoryRunCursor cursor = new MemoryRunCursor(run, memory.get(), 2, 1, false)) {
       while (cursor.advance()) {
         assertEquals(~cursor.row().getLong(0), cursor.row().getLong(1), "row torn");
         read.add(cursor.row().getLong(0));

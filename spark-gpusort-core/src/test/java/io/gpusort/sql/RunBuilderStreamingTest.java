@@ -17,9 +17,6 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
-import org.apache.spark.SparkConf;
-import org.apache.spark.memory.TaskMemoryManager;
-import org.apache.spark.memory.UnifiedMemoryManager;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
@@ -27,9 +24,8 @@ import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
@@ -43,18 +39,8 @@ class RunBuilderStreamingTest {
   private static final int ROWS = 20_000;
   private static final long PAGE_BYTES = 4096;
 
-  private SortMemory memory;
-
-  @BeforeEach
-  void memory() {
-    UnifiedMemoryManager manager = new UnifiedMemoryManager(new SparkConf(), 1L << 30, 1L << 29, 1);
-    memory = new SortMemory(new TaskMemoryManager(manager, 0));
-  }
-
-  @AfterEach
-  void nothingHeld() {
-    assertEquals(0, memory.getUsed(), "task memory still counted");
-  }
+  @RegisterExtension
+  final TaskMemory memory = new TaskMemory();
 
   @Test
   void pagesGoAheadAndTheStreamIsReadAsItArrives() {
@@ -112,7 +98,7 @@ class RunBuilderStreamingTest {
 
   private RunBuilder builder(SortPlan plan, SortEngine engine) {
     EngineStage stage = stage(plan, engine);
-    return new RunBuilder(new RowKeys(plan), memory, PAGE_BYTES, false, 2, stage::openRowUpload);
+    return new RunBuilder(new RowKeys(plan), memory.get(), PAGE_BYTES, false, 2, stage::openRowUpload);
   }
 
   /** Rows (k, v) of random keys, v = k's complement; returns the keys. */
@@ -135,7 +121,7 @@ class RunBuilderStreamingTest {
   /** The run's keys in output order, each row's payload checked against its key. */
   private List<Long> readKeys(SortedRun run) {
     List<Long> keys = new ArrayList<>();
-    try (MemoryRunCursor cursor = new MemoryRunCursor(run, memory, 2, 1, false)) {
+    try (MemoryRunCursor cursor = new MemoryRunCursor(run, memory.get(), 2, 1, false)) {
       while (cursor.advance()) {
         UnsafeRow row = cursor.row();
         assertEquals(~row.getLong(0), row.getLong(1), "row " + keys.size() + " torn");

@@ -12,13 +12,9 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
-import org.apache.spark.SparkConf;
-import org.apache.spark.memory.TaskMemoryManager;
-import org.apache.spark.memory.UnifiedMemoryManager;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The row store's pages as the upload ahead sees them (each reported once, complete, in order),
@@ -28,23 +24,12 @@ import org.junit.jupiter.api.Test;
 class SortedStreamTest {
   private static final long PAGE_BYTES = 4096;
 
-  private SortMemory memory;
-
-  @BeforeEach
-  void memory() {
-    SparkConf conf = new SparkConf();
-    UnifiedMemoryManager manager = new UnifiedMemoryManager(conf, 1L << 30, 1L << 29, 1);
-    memory = new SortMemory(new TaskMemoryManager(manager, 0));
-  }
-
-  @AfterEach
-  void nothingHeld() {
-    assertEquals(0, memory.getUsed(), "task memory still counted");
-  }
+  @RegisterExtension
+  final TaskMemory memory = new TaskMemory();
 
   @Test
   void everyPageIsReportedOnceCompleteAndInOrder() {
-    RowStore rows = new RowStore(memory, PAGE_BYTES);
+    RowStore rows = new RowStore(memory.get(), PAGE_BYTES);
     List<HostBuffer> reported = new ArrayList<>();
     List<Long> reportedBytes = new ArrayList<>();
     rows.onPageFull((page, used) -> {
@@ -68,7 +53,7 @@ class SortedStreamTest {
 
   @Test
   void theStreamIsReadOnlyWhereItHasArrived() {
-    RowStore rows = new RowStore(memory, PAGE_BYTES);
+    RowStore rows = new RowStore(memory.get(), PAGE_BYTES);
     SplittableRandom random = new SplittableRandom(11);
     long[] pointers = append(rows, 2500, random);
     int n = pointers.length;
@@ -106,7 +91,7 @@ class SortedStreamTest {
   @Test
   void aRunFindsItsRowsWithoutTheirLengthWords() {
     for (boolean oneSize : new boolean[] {false, true}) {
-      RowStore rows = new RowStore(memory, PAGE_BYTES);
+      RowStore rows = new RowStore(memory.get(), PAGE_BYTES);
       SplittableRandom random = new SplittableRandom(oneSize ? 5 : 13);
       int n = 3000;
       long[] pointers = new long[n];
@@ -134,7 +119,7 @@ class SortedStreamTest {
         HostMemory.putLong(index.address() + 8L * i, pointers[i]);
         HostMemory.putInt(permutation.address() + 4L * i, order[i]);
       }
-      try (SortedRun run = new SortedRun(memory, rows, index, HostBuffer.allocate(8), permutation,
+      try (SortedRun run = new SortedRun(memory.get(), rows, index, HostBuffer.allocate(8), permutation,
           n, 1, 0, arrival)) {
         int[] sizes = new int[n];
         run.sortedRowSizes(0, n, sizes);

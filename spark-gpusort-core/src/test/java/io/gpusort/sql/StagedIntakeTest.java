@@ -18,9 +18,6 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
-import org.apache.spark.SparkConf;
-import org.apache.spark.memory.TaskMemoryManager;
-import org.apache.spark.memory.UnifiedMemoryManager;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeReference;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
@@ -28,9 +25,8 @@ import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import scala.jdk.javaapi.CollectionConverters;
@@ -49,18 +45,8 @@ class StagedIntakeTest {
   private static final long PAGE_BYTES = 8192;
   private static final byte GARBAGE = (byte) 0xA5;
 
-  private SortMemory memory;
-
-  @BeforeEach
-  void memory() {
-    UnifiedMemoryManager manager = new UnifiedMemoryManager(new SparkConf(), 1L << 30, 1L << 29, 1);
-    memory = new SortMemory(new TaskMemoryManager(manager, 0));
-  }
-
-  @AfterEach
-  void nothingHeld() {
-    assertEquals(0, memory.getUsed(), "task memory still counted");
-  }
+  @RegisterExtension
+  final TaskMemory memory = new TaskMemory();
 
   /** Staging buffers of 64 bytes hold one or two records; 4k ones, many; 8 bytes, none. */
   @ParameterizedTest
@@ -140,7 +126,7 @@ class StagedIntakeTest {
     List<long[]> written = fill(builder, n, presorted);
     SortedRun run = builder.seal(stage(plan, engine), presorted, SortMetrics.NONE, () -> { });
     List<long[]> read = new ArrayList<>();
-    try (MemoryRunCursor cursor = new MemoryRunCursor(run, memory, 3, 1, false)) {
+    try (MemoryRunCursor cursor = new MemoryRunCursor(run, memory.get(), 3, 1, false)) {
       while (cursor.advance()) {
         read.add(rowValues(cursor.row()));
       }
@@ -227,7 +213,7 @@ class StagedIntakeTest {
 
   private RunBuilder builder(SortPlan plan, SortEngine engine, long stagingBytes) {
     EngineStage stage = stage(plan, engine);
-    return new RunBuilder(new RowKeys(plan), memory, PAGE_BYTES, false, 3, stage::openRowUpload,
+    return new RunBuilder(new RowKeys(plan), memory.get(), PAGE_BYTES, false, 3, stage::openRowUpload,
         RunBuilder.INITIAL_ROWS, stagingBytes);
   }
 
