@@ -248,6 +248,11 @@ public final class Engines {
     }
 
     @Override
+    public void sortRuns(KeyBatch keys, int[] runStarts, io.gpusort.memory.HostBuffer permutation) {
+      engine.sortRuns(keys, runStarts, permutation);
+    }
+
+    @Override
     public void sortAll(java.util.List<KeyBatch> batches,
         java.util.List<io.gpusort.memory.HostBuffer> permutations) {
       engine.sortAll(batches, permutations);

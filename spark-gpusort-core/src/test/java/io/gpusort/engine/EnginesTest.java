@@ -50,6 +50,22 @@ class EnginesTest {
     }
   }
 
+  /**
+   * The shared engine passes every call of the interface on to the engine it holds: a default
+   * method it does not override (a GPU engine's merge of sorted runs, say) would silently take the
+   * interface's fallback instead of the engine's own.
+   */
+  @Test
+  void aSharedEnginePassesEveryMethodOn() throws NoSuchMethodException {
+    Class<?> shared = Engines.create(EngineOptions.defaults(EngineChoice.CPU)).getClass();
+    for (java.lang.reflect.Method m : SortEngine.class.getMethods()) {
+      if (!java.lang.reflect.Modifier.isStatic(m.getModifiers())) {
+        assertEquals(shared, shared.getMethod(m.getName(), m.getParameterTypes())
+            .getDeclaringClass(), m + " not passed on by " + shared.getName());
+      }
+    }
+  }
+
   @Test
   void cudaDemandedWithoutADeviceNamesTheReason() {
     if (CudaEngine.available()) {
