@@ -18,6 +18,7 @@ public final class EngineStats {
   private static final LongAdder SORT_NANOS = new LongAdder();
   private static final LongAdder MERGED_ROWS = new LongAdder();
   private static final LongAdder MERGED_RUNS = new LongAdder();
+  private static final LongAdder DEVICE_RETRIES = new LongAdder();
   /** This thread's rows and sort nanoseconds: a Spark task runs on one thread. */
   private static final ThreadLocal<long[]> THREAD = ThreadLocal.withInitial(() -> new long[2]);
 
@@ -50,6 +51,19 @@ public final class EngineStats {
   public static void recordMerge(long rows, int runs) {
     MERGED_ROWS.add(rows);
     MERGED_RUNS.add(runs);
+  }
+
+  /**
+   * A device allocation that failed and was answered without the CPU engine: by waiting for
+   * memory, trying again in smaller pieces, sorting instead of merging, or gathering on the host.
+   */
+  public static void recordDeviceRetry() {
+    DEVICE_RETRIES.increment();
+  }
+
+  /** Failed device allocations answered on the device or the host ({@link #recordDeviceRetry}). */
+  public static long deviceRetries() {
+    return DEVICE_RETRIES.sum();
   }
 
   /** Rows put in order by merging sorted runs on a device ({@link #recordMerge}). */

@@ -44,6 +44,13 @@ public final class CudaEngine implements SortEngine {
    * skips constant words and digits.
    */
   static final int AUTO_ODDEVEN_MAX_ROWS_64 = 1_000_000;
+  /** The smallest pieces a sort is tried again in after the device ran out of memory. */
+  static final int MIN_RETRY_PIECE_ROWS = 1 << 16;
+  /**
+   * How long a task whose device allocation failed waits for memory that other tasks hold to be
+   * given back (a sort's memory is held for milliseconds to a second on the H200), once a call.
+   */
+  static final long MEMORY_WAIT_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(2);
 
   private final EngineOptions options;
   private final CudaDevice device;
@@ -123,16 +130,79 @@ public final class CudaEngine implements SortEngine {
     Workspace ws = beginTask();
     boolean healthy = false;
     try {
-      long rowsPerPiece = rowsPerPiece(words);
-      if (n <= rowsPerPiece) {
-        sortPiece(ws, keys, words, 0, n, permutation);
-      } else {
-        DevicePieces.sortAndMerge(keys, (int) rowsPerPiece, permutation,
-            (from, count) -> sortPiece(ws, keys, words, from, count, permutation));
-      }
+      sortRetrying(ws, keys, words, permutation);
       healthy = true;
     } finally {
       device.done(ws, healthy);
+    }
+  }
+
+  /**
+   * Sorts in pieces as large as the device memory left allows (one piece where the batch fits),
+   * merged on the host. Where an allocation fails nonetheless (rows sent ahead and rows coming
+   * back hold memory without a task slot; another process may share the device), the task waits
+   * once for memory other tasks hold to be given back and tries again, then tries pieces half the
+   * size, down to {@link #MIN_RETRY_PIECE_ROWS} (tried twice); past that the failure goes to the
+   * caller, which sorts on the CPU engine. An exhausted device leaves the stream usable: nothing was launched on
+   * the memory that was not there.
+   */
+  private void sortRetrying(Workspace ws, KeyBatch keys, int words, HostBuffer permutation) {
+    int n = keys.numRows();
+    int pieceRows = (int) Math.min(n, rowsPerPiece(words));
+    boolean waited = false;
+    boolean smallestTried = false;
+    while (true) {
+      try {
+        sortPieces(ws, keys, words, pieceRows, permutation);
+        return;
+      } catch (DeviceMemoryExhaustedException e) {
+        if (!waited) {
+          waited = true;
+          if (awaitMemory()) {
+            EngineStats.recordDeviceRetry();
+            continue;
+          }
+        }
+        if (pieceRows > MIN_RETRY_PIECE_ROWS) {
+          pieceRows = Math.max(MIN_RETRY_PIECE_ROWS, pieceRows / 2);
+        } else if (smallestTried) {
+          throw e;
+        } else {
+          smallestTried = true;
+        }
+        EngineStats.recordDeviceRetry();
+      }
+    }
+  }
+
+  private void sortPieces(Workspace ws, KeyBatch keys, int words, int pieceRows,
+      HostBuffer permutation) {
+    int n = keys.numRows();
+    if (n <= pieceRows) {
+      sortPiece(ws, keys, words, 0, n, permutation);
+    } else {
+      DevicePieces.sortAndMerge(keys, pieceRows, permutation,
+          (from, count) -> sortPiece(ws, keys, words, from, count, permutation));
+    }
+  }
+
+  /**
+   * Waits up to {@link #MEMORY_WAIT_NANOS} for other tasks to give device memory back; false at
+   * once where they hold none that they will give back (idle workspaces keep theirs).
+   */
+  private boolean awaitMemory() {
+    long inUse = device.memory.inUseBytes();
+    if (inUse - device.idleWorkspaceBytes() <= 0) {
+      return false;
+    }
+    long start = System.nanoTime();
+    try {
+      return device.memory.awaitRelease(inUse, MEMORY_WAIT_NANOS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new EngineException("interrupted while waiting for device memory", e);
+    } finally {
+      EngineTimes.ofThread().waitNanos += System.nanoTime() - start;
     }
   }
 
@@ -162,17 +232,28 @@ public final class CudaEngine implements SortEngine {
     }
     Workspace ws = beginTask();
     boolean healthy = false;
+    boolean merged = false;
     try {
       try (Stage stage = new Stage(ws, keys, 1, 0, n, permutation, runStarts)) {
         stage.start();
         stage.sortAndDownload();
         stage.complete();
       }
+      merged = true;
+      healthy = true;
+    } catch (DeviceMemoryExhaustedException e) {
+      // The merge needs the whole batch on the device; a sort can go in pieces (after the slot
+      // is given back: it takes one of its own).
+      EngineStats.recordDeviceRetry();
       healthy = true;
     } finally {
       device.done(ws, healthy);
     }
-    EngineStats.recordMerge(n, runs);
+    if (merged) {
+      EngineStats.recordMerge(n, runs);
+    } else {
+      sort(keys, permutation);
+    }
   }
 
   @Override
@@ -223,26 +304,37 @@ public final class CudaEngine implements SortEngine {
     Workspace ws = beginTask();
     boolean healthy = false;
     try {
-      // Blocks under 256 MiB are rounded up to powers of two by the pool: leave room for that.
-      long needed = DeviceRowGather.deviceBytes(rows) * 3 / 2
-          - (upload == null ? 0 : upload.deviceBytes());
-      if (needed > device.memory.budgetBytes() - device.memory.inUseBytes()) {
-        healthy = true;
-        return null;
-      }
-      RowArrival arrival;
-      try (DeviceRowGather gather = new DeviceRowGather(ws, rows, permutation)) {
-        arrival = gather.run(upload);
-      } catch (DeviceMemoryExhaustedException e) {
-        // Taken meanwhile by uploads and streams still coming back, which wait for no slot; the
-        // pages are unchanged (no copy back had started), so this is a decline, not a failure.
-        healthy = true;
-        return null;
-      }
+      RowArrival arrival = gatherWaitingOnce(ws, rows, permutation, upload);
       healthy = true;
       return arrival;
     } finally {
       device.done(ws, healthy);
+    }
+  }
+
+  /**
+   * The gather, where the memory it needs is free or, after one wait for other tasks to give
+   * some back, has become free; null otherwise. A gather that runs out of memory part way leaves
+   * the pages as they were (no copy back had started, rows the upload alone held are brought
+   * back) and its upload stopped, so the second try sends every page itself.
+   */
+  private RowArrival gatherWaitingOnce(Workspace ws, RowPages rows, HostBuffer permutation,
+      CudaRowUpload upload) {
+    for (boolean waited = false; ; waited = true) {
+      // Blocks under 256 MiB are rounded up to powers of two by the pool: leave room for that.
+      long needed = DeviceRowGather.deviceBytes(rows) * 3 / 2
+          - (upload == null ? 0 : upload.deviceBytes());
+      if (needed <= device.memory.budgetBytes() - device.memory.inUseBytes()) {
+        try (DeviceRowGather gather = new DeviceRowGather(ws, rows, permutation)) {
+          return gather.run(upload);
+        } catch (DeviceMemoryExhaustedException e) {
+          // Taken meanwhile by uploads and streams still coming back, which wait for no slot.
+          EngineStats.recordDeviceRetry();
+        }
+      }
+      if (waited || needed > device.memory.budgetBytes() || !awaitMemory()) {
+        return null;
+      }
     }
   }
 
@@ -299,6 +391,7 @@ public final class CudaEngine implements SortEngine {
     Workspace second = null;
     Stage[] stages = new Stage[k];
     boolean healthy = false;
+    boolean pipelined = false;
     try {
       second = device.beginExtra();
       Workspace[] ws = {first, second};
@@ -317,6 +410,11 @@ public final class CudaEngine implements SortEngine {
         }
       }
       stages[k - 1].complete();
+      pipelined = true;
+      healthy = true;
+    } catch (DeviceMemoryExhaustedException e) {
+      // Two batches at once did not fit after all: one after another, each retried alone.
+      EngineStats.recordDeviceRetry();
       healthy = true;
     } finally {
       for (Stage stage : stages) {
@@ -328,6 +426,9 @@ public final class CudaEngine implements SortEngine {
         device.doneExtra(second, healthy);
       }
       device.done(first, healthy);
+    }
+    if (!pipelined) {
+      SortEngine.super.sortAll(batches, permutations);
     }
   }
 
@@ -390,7 +491,7 @@ public final class CudaEngine implements SortEngine {
       }
       clock = new StageClock(4);
       clock.mark(0, ws.stream);
-      columns = device.memory.allocate(8L * words * count);
+      columns = device.memory.allocate(8L * words * count, DeviceFaults.Phase.UPLOAD);
       for (int w = 0; w < words; w++) {
         Transfers.upload(ws, keys.words().address() + keys.columnOffset(w) + 8L * from,
             keys.words().isPinned(), columns.at(8L * w * count), 8L * count);
@@ -410,6 +511,7 @@ public final class CudaEngine implements SortEngine {
           : algorithm == Algorithm.ODDEVEN ? sort.oddeven() : sort.radix();
       long target = permutation.address() + 4L * from;
       clock.mark(2, ws.stream);
+      DeviceFaults.check(DeviceFaults.Phase.DOWNLOAD, 4L * count);
       if (result == null) {
         identity = true;
       } else if (permutation.isPinned()) {

@@ -309,7 +309,7 @@ final class CudaRowUpload implements RowUpload {
       stop("the device budget is half used");
       return false;
     }
-    DeviceBuffer grown = pool.allocate(size);
+    DeviceBuffer grown = pool.allocate(size, DeviceFaults.Phase.UPLOAD);
     if (buffer != null) {
       try {
         Cuda.check(cuMemcpyDtoDAsync(grown.pointer(), buffer.pointer(), usedBytes, stream),

@@ -36,11 +36,15 @@ final class DeviceMemoryPool {
   }
 
   /**
-   * A block of at least {@code sizeBytes}.
+   * A block of at least {@code sizeBytes}, for {@code phase} of a sort (where tests inject
+   * failures, {@link DeviceFaults}); null for memory outside any sort (a workspace's own words).
    *
    * @throws DeviceMemoryExhaustedException when the budget or the device cannot supply it
    */
-  synchronized DeviceBuffer allocate(long sizeBytes) {
+  synchronized DeviceBuffer allocate(long sizeBytes, DeviceFaults.Phase phase) {
+    if (phase != null) {
+      DeviceFaults.check(phase, sizeBytes);
+    }
     long classBytes = sizeClass(sizeBytes);
     ArrayDeque<CUdeviceptr> free = idle.get(classBytes);
     if (free != null && !free.isEmpty()) {
@@ -78,6 +82,24 @@ final class DeviceMemoryPool {
     inUseBytes -= classBytes;
     idle.computeIfAbsent(classBytes, k -> new ArrayDeque<>()).push(pointer);
     idleBytes += classBytes;
+    notifyAll();
+  }
+
+  /**
+   * Waits until the bytes in use drop below {@code inUseSeenBytes} (another task gave memory
+   * back) or {@code timeoutNanos} pass; returns whether they dropped.
+   */
+  synchronized boolean awaitRelease(long inUseSeenBytes, long timeoutNanos)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + timeoutNanos;
+    while (inUseBytes >= inUseSeenBytes) {
+      long leftNanos = deadline - System.nanoTime();
+      if (leftNanos <= 0) {
+        return false;
+      }
+      java.util.concurrent.TimeUnit.NANOSECONDS.timedWait(this, leftNanos);
+    }
+    return true;
   }
 
   /** Frees every idle block. */

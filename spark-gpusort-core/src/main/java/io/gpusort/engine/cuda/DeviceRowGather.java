@@ -79,6 +79,7 @@ final class DeviceRowGather implements AutoCloseable {
       DeviceBuffer out = allocate(rows.recordBytes());
       gather(in.pointer(), pointers, perm, bases, out.pointer());
       clock.mark(2, ws.stream);
+      DeviceFaults.check(DeviceFaults.Phase.DOWNLOAD, rows.recordBytes());
       // Until here the pages are untouched and a failure leaves them as they were (rows they do
       // not hold yet are brought back below); from here the device overwrites them.
       ws.synchronize();
@@ -234,7 +235,8 @@ final class DeviceRowGather implements AutoCloseable {
   }
 
   private DeviceBuffer allocate(long sizeBytes) {
-    DeviceBuffer buffer = ws.device.memory.allocate(Math.max(8, sizeBytes));
+    DeviceBuffer buffer =
+        ws.device.memory.allocate(Math.max(8, sizeBytes), DeviceFaults.Phase.GATHER);
     owned.add(buffer);
     return buffer;
   }

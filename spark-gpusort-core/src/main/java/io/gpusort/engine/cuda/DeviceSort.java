@@ -35,7 +35,7 @@ final class DeviceSort implements AutoCloseable {
 
   /** A working buffer owned by this sort, returned by {@link #close()}. */
   CUdeviceptr scratch(long sizeBytes) {
-    DeviceBuffer buffer = ws.device.memory.allocate(sizeBytes);
+    DeviceBuffer buffer = ws.device.memory.allocate(sizeBytes, DeviceFaults.Phase.SORT);
     owned.add(buffer);
     return buffer.pointer();
   }

@@ -60,7 +60,7 @@ final class Workspace implements AutoCloseable {
             "cuEventCreate");
         eventCreated[i] = true;
       }
-      buffer = device.memory.allocate(4L * (2 * MAX_PASSES * RADIX + MAX_PASSES));
+      buffer = device.memory.allocate(4L * (2 * MAX_PASSES * RADIX + MAX_PASSES), null);
     } catch (RuntimeException e) {
       close();
       throw e;
@@ -92,7 +92,7 @@ final class Workspace implements AutoCloseable {
         lookbackTiles = 0;
       }
       long capacity = Math.max(tiles, 1024);
-      DeviceBuffer buffer = device.memory.allocate(8L * RADIX * capacity);
+      DeviceBuffer buffer = device.memory.allocate(8L * RADIX * capacity, DeviceFaults.Phase.SORT);
       lookback = buffer;
       lookbackTiles = buffer.sizeBytes() / (8L * RADIX);
       zeroLookback();
