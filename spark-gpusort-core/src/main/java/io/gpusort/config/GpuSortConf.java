@@ -186,7 +186,9 @@ public final class GpuSortConf {
       "Whether, on a GPU engine, the merge mode's reducer merges its blocks' sorted runs on the "
           + "device (a merge-path tree, where the keys are one 64-bit word and the runs at most "
           + "1024) rather than sorting their concatenated keys there; the CPU engine merges them on "
-          + "the host either way. Off by default until its tests have run on a GPU.");
+          + "the host either way. Off by default: on the H200 both take a few milliseconds of a "
+          + "reducer's second, and finding the runs costs the merge a pass over the keys on the "
+          + "host (1e8 rows: 2.62 s merged against 2.55 s sorted).");
 
   /** The most output partitions {@link #OUTPUT_PARTITIONS} accepts. */
   public static final int MAX_OUTPUT_PARTITIONS = 1 << 20;
