@@ -17,7 +17,6 @@ import java.util.Map;
 import java.util.Set;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileStatus;
-import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.DataFrameReader;
@@ -30,9 +29,12 @@ import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.functions;
 
 /**
- * Sorts a csv, parquet or json file (or directory of them) globally with {@link GpuSort#byKey}
- * and writes the result; with {@code --demo}, runs {@link SortDemo} instead. Usage: see
- * {@link FileSortArgs#USAGE}, or run with {@code --help}.
+ * Sorts a csv, parquet, json or TeraSort file (or directory of them) globally with
+ * {@link GpuSort#byKey} and writes the result; with {@code --generate} or {@code --validate},
+ * writes or checks TeraSort records ({@link TeraGen}, {@link TeraValidate}); with
+ * {@code --demo}, runs {@link SortDemo}. Usage: see {@link FileSortArgs#USAGE}, or run with
+ * {@code --help}. A sort or generation prints a progress line every 10 s unless {@code --quiet}
+ * ({@link SortProgress}).
  *
  * <pre>{@code
  * spark-submit spark-gpusort-examples-<version>.jar \
@@ -97,9 +99,12 @@ public final class FileSort {
   static int execute(SparkSession spark, FileSortArgs args, PrintStream out, PrintStream err) {
     Map<String, String> previous = setSessionConf(spark, partitionSettings(args.partitions()));
     try {
-      return args.demo()
-          ? SortDemo.run(spark, args.demoRows(), args.partitions(), out)
-          : sortFile(spark, args, out);
+      return switch (args.mode()) {
+        case SORT -> sortFile(spark, args, out);
+        case GENERATE -> TeraGen.run(spark, args, out);
+        case VALIDATE -> TeraValidate.run(spark, args, out);
+        case DEMO -> SortDemo.run(spark, args.demoRows(), args.partitions(), out);
+      };
     } catch (UsageException e) {
       report(e, e.getMessage(), args.verbose(), err);
       return EXIT_USAGE;
@@ -124,54 +129,61 @@ public final class FileSort {
       throws IOException {
     Configuration hadoopConf = spark.sparkContext().hadoopConfiguration();
     Path input = qualify(args.input(), hadoopConf);
-    Path output = qualify(args.output(), hadoopConf);
-    FileSystem outputFs = output.getFileSystem(hadoopConf);
     if (!exists(input, hadoopConf)) {
       throw new UsageException("input not found: " + input);
     }
-    if (output.equals(input)) {
-      throw new UsageException("--output is the same path as --input: " + output);
-    }
-    if (!args.overwrite() && outputFs.exists(output)) {
-      throw new UsageException("output already exists: " + output + " (--overwrite replaces it)");
-    }
+    OutputTarget target = OutputTarget.of(hadoopConf, args.output(), args.overwrite(), input);
+    SortProgress.Work work = checkedInput(args.format(), input, hadoopConf);
 
+    long rows;
     long elapsedNanos;
-    Observation observation = new Observation("FileSort");
-    try (StagedOutput staged = stageWritableOutput(outputFs, output)) {
-      Dataset<Row> data = read(spark, args.format(), input);
+    try (StagedOutput staged = target.stage()) {
+      Dataset<Row> data = read(spark, args.format(), input, hadoopConf);
       Column[] sortOrders = checkedSortOrders(spark, data, args.keys());
-      // Counted after the sort, in the job that writes, so the input is not read once more.
-      Dataset<Row> sorted = data.transform(GpuSort.<Row>byKey(sortOrders))
-          .observe(observation, functions.count(functions.lit(1)).as("rows"));
-
-      long start = System.nanoTime();
-      write(sorted, args.outputFormat(), staged.stagingPath());
-      staged.commit(args.overwrite());
-      elapsedNanos = System.nanoTime() - start;
+      Dataset<Row> sorted = data.transform(GpuSort.<Row>byKey(sortOrders));
+      try (SortProgress progress = SortProgress.start(spark.sparkContext(), out, work,
+          args.progressIntervalMillis())) {
+        long start = System.nanoTime();
+        rows = write(sorted, args.outputFormat(), staged.stagingPath(), hadoopConf);
+        staged.commit(args.overwrite());
+        elapsedNanos = System.nanoTime() - start;
+      }
     }
-    long rows = observedRows(observation);
     out.printf(Locale.ROOT, "FileSort: sorted %,d rows by %s in %.2f s (engine %s)%n", rows,
         describe(args.keys()), ExampleRuntime.seconds(elapsedNanos), engineUsed(spark));
-    out.printf(Locale.ROOT, "FileSort: wrote %s to %s%n", args.outputFormat(), output);
+    out.printf(Locale.ROOT, "FileSort: wrote %s to %s%n", args.outputFormat(), target.path());
     return EXIT_OK;
   }
 
   /**
-   * Stages {@code output}, which proves that it can be written (see {@link StagedOutput#create}),
-   * before any input is read: an unwritable location is then a usage error found at once, not a
-   * failed write after the whole read and sort.
+   * What progress lines need to know of the input: for terasort the exact row count, after
+   * checking that every file holds whole records ({@link UsageException} naming the first that
+   * does not); for other formats only the input's size in bytes.
    */
-  private static StagedOutput stageWritableOutput(FileSystem fs, Path output) {
-    try {
-      return StagedOutput.create(fs, output);
-    } catch (IOException e) {
-      throw new UsageException("cannot write the output at " + output + ": " + rootCauseLine(e),
-          e);
+  private static SortProgress.Work checkedInput(String format, Path input, Configuration conf)
+      throws IOException {
+    if (!format.equals(FileSortArgs.TERASORT)) {
+      long bytes = 0;
+      for (FileStatus match : input.getFileSystem(conf).globStatus(input)) {
+        bytes += match.getPath().getFileSystem(conf).getContentSummary(match.getPath())
+            .getLength();
+      }
+      return SortProgress.Work.sort(0, bytes);
     }
+    List<FileStatus> files = TeraInputFormat.inputFiles(conf, input);
+    String partial = TeraInputFormat.partialRecordError(files);
+    if (partial != null) {
+      throw new UsageException(partial);
+    }
+    long bytes = TeraInputFormat.totalBytes(files);
+    return SortProgress.Work.sort(bytes / TeraRecords.RECORD_BYTES, bytes);
   }
 
-  private static Dataset<Row> read(SparkSession spark, String format, Path input) {
+  private static Dataset<Row> read(SparkSession spark, String format, Path input,
+      Configuration conf) throws IOException {
+    if (format.equals(FileSortArgs.TERASORT)) {
+      return TeraFiles.read(spark, input, conf);
+    }
     DataFrameReader reader = spark.read().format(format);
     if (format.equals("csv")) {
       reader.option("header", "true").option("inferSchema", "true");
@@ -179,14 +191,24 @@ public final class FileSort {
     return reader.load(input.toString());
   }
 
-  /** Writes into {@code path}, an empty directory that {@link StagedOutput#create} made. */
-  private static void write(Dataset<Row> sorted, String format, Path path) {
+  /**
+   * Writes into {@code path}, an empty directory that {@link StagedOutput#create} made; returns
+   * the rows written, counted as they are written (not by reading the input again).
+   */
+  private static long write(Dataset<Row> sorted, String format, Path path, Configuration conf) {
+    if (format.equals(FileSortArgs.TERASORT)) {
+      return TeraFiles.write(sorted, path, conf);
+    }
+    Observation observation = new Observation("FileSort");
     // Append, because the default mode refuses a directory that exists, even an empty one.
-    DataFrameWriter<Row> writer = sorted.write().format(format).mode(SaveMode.Append);
+    DataFrameWriter<Row> writer = sorted
+        .observe(observation, functions.count(functions.lit(1)).as("rows"))
+        .write().format(format).mode(SaveMode.Append);
     if (format.equals("csv")) {
       writer.option("header", "true");
     }
     writer.save(path.toString());
+    return observedRows(observation);
   }
 
   /**
@@ -223,13 +245,14 @@ public final class FileSort {
     }
   }
 
-  private static Path qualify(String path, Configuration conf) throws IOException {
+  /** {@code path} made absolute on its file system (the default file system's, if no scheme). */
+  static Path qualify(String path, Configuration conf) throws IOException {
     Path p = new Path(path);
     return p.getFileSystem(conf).makeQualified(p);
   }
 
   /** Whether {@code path} names at least one file or directory; globs are allowed. */
-  private static boolean exists(Path path, Configuration conf) throws IOException {
+  static boolean exists(Path path, Configuration conf) throws IOException {
     FileStatus[] matches = path.getFileSystem(conf).globStatus(path);
     return matches != null && matches.length > 0;
   }

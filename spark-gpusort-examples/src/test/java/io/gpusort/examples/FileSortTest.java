@@ -143,13 +143,74 @@ class FileSortTest {
       "--demo --input i",
       "--demo --rows -1",
       "--demo=yes",
-      "--demo --verbose=yes"})
+      "--demo --verbose=yes",
+      "--input i --format csv --output o",
+      "--input i --format terasort --output o --output-format parquet",
+      "--input i --format parquet --key k --output o --output-format terasort",
+      "--input i --format terasort --output o --partitions 100001",
+      "--input i --format csv --key k --output o --seed 3",
+      "--input i --format csv --key k --output o --progress-interval 0",
+      "--input i --format csv --key k --output o --progress-interval soon",
+      "--generate 10",
+      "--generate 0 --output o",
+      "--generate 10 --output o --partitions 100001",
+      "--generate 10 --output o --input i",
+      "--generate 10 --output o --key k",
+      "--generate 10 --output o --seed many",
+      "--validate d --seed 3",
+      "--validate d --input-checksum-of i --expect-checksum ab",
+      "--validate d --expect-checksum xyz",
+      "--demo --generate 5 --output o",
+      "--validate d --generate 5"})
   void rejectsBadCommandLinesWithOneLineAndExitCode2(String commandLine) {
     Result r = runMain(commandLine.split(" "));
     assertEquals(FileSort.EXIT_USAGE, r.exitCode, r.err);
     assertEquals("", r.out);
     assertEquals(1, r.err.lines().count(), r.err);
     assertTrue(r.err.startsWith("FileSort: error: "), r.err);
+  }
+
+  @Test
+  void terasortNeedsNoKeyAndSortsByItsKeyColumn() {
+    FileSortArgs args = FileSortArgs.parse("--input", "in", "--format", "TeraSort", "--output",
+        "out", "--partitions", "100000");
+    assertEquals(FileSortArgs.Mode.SORT, args.mode());
+    assertEquals("terasort", args.format());
+    assertEquals("terasort", args.outputFormat());
+    assertEquals(List.of(new KeySpec("key", false, true)), args.keys());
+    assertEquals(100_000, args.partitions());
+    assertEquals(List.of(new KeySpec("key", true, false)), FileSortArgs.parse("--input", "in",
+        "--format", "terasort", "--key", "key:desc", "--output", "out").keys());
+  }
+
+  @Test
+  void parsesGenerateAndValidateCommandLines() {
+    FileSortArgs generate = FileSortArgs.parse("--generate", "1_000", "--output", "o", "--seed",
+        "-5", "--partitions", "7", "--overwrite", "--quiet");
+    assertEquals(FileSortArgs.Mode.GENERATE, generate.mode());
+    assertEquals(1000, generate.generateRows());
+    assertEquals(-5, generate.seed());
+    assertEquals(7, generate.partitions());
+    assertTrue(generate.overwrite());
+    assertEquals(0, generate.progressIntervalMillis(), "--quiet");
+    assertEquals(0, FileSortArgs.parse("--generate", "5", "--output", "o").seed());
+
+    FileSortArgs validate = FileSortArgs.parse("--validate", "d", "--expect-checksum", "0xABC");
+    assertEquals(FileSortArgs.Mode.VALIDATE, validate.mode());
+    assertEquals("d", validate.validate());
+    assertEquals(java.math.BigInteger.valueOf(0xABC), validate.expectChecksum());
+    assertEquals("i", FileSortArgs.parse("--validate", "d", "--input-checksum-of", "i")
+        .inputChecksumOf());
+  }
+
+  @Test
+  void progressIsEveryTenSecondsUnlessToldOtherwise() {
+    String[] sort = {"--input", "i", "--format", "csv", "--key", "k", "--output", "o"};
+    assertEquals(10_000, FileSortArgs.parse(sort).progressIntervalMillis());
+    String[] fast = Arrays.copyOf(sort, sort.length + 2);
+    fast[sort.length] = "--progress-interval";
+    fast[sort.length + 1] = "0.25";
+    assertEquals(250, FileSortArgs.parse(fast).progressIntervalMillis());
   }
 
   @Test

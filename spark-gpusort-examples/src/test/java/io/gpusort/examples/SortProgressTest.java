@@ -1,10 +1,13 @@
 package io.gpusort.examples;
 
+import static io.gpusort.examples.FileSortRuns.execute;
 import static org.apache.spark.sql.functions.col;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpusort.GpuSort;
+import io.gpusort.examples.FileSortRuns.Result;
 import io.gpusort.examples.SortProgress.Counts;
 import io.gpusort.examples.SortProgress.Work;
 import java.io.ByteArrayOutputStream;
@@ -13,6 +16,7 @@ import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -99,6 +103,26 @@ class SortProgressTest {
     // Hadoop's count of the bytes read may include more than the records (buffers, checksums).
     assertTrue(counts.bytesRead() >= (long) ROWS * TeraRecords.RECORD_BYTES, counts.toString());
     assertEquals("", printed.toString(StandardCharsets.UTF_8), "nothing within an hour");
+  }
+
+  @Test
+  void fileSortPrintsProgressLinesUnlessQuiet() throws IOException {
+    Path in = writeInput();
+    Result r = execute("--input", in.toString(), "--format", "terasort", "--output",
+        tmp.resolve("out").toString(), "--progress-interval", "0.02");
+    assertEquals(FileSort.EXIT_OK, r.exitCode(), r.printed());
+    List<String> lines = r.out().lines().toList();
+    long progressLines = lines.stream().filter(l -> l.startsWith("FileSort: progress ")).count();
+    assertTrue(progressLines >= 1, r.printed());
+    assertFalse(r.out().contains("\r"), "one line at a time");
+    assertTrue(lines.get(lines.size() - 2).startsWith("FileSort: sorted 50,000 rows"),
+        "the summary comes after the last progress line\n" + r.printed());
+
+    Result quiet = execute("--input", in.toString(), "--format", "terasort", "--output",
+        tmp.resolve("quiet").toString(), "--progress-interval", "0.02", "--quiet");
+    assertEquals(FileSort.EXIT_OK, quiet.exitCode(), quiet.printed());
+    assertFalse(quiet.out().contains("progress"), quiet.printed());
+    assertEquals(2, quiet.out().lines().count(), quiet.printed());
   }
 
   /** {@link #ROWS} generated records in one file of a directory of their own. */
