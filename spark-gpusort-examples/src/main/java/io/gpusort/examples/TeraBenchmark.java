@@ -1,0 +1,256 @@
+package io.gpusort.examples;
+
+import static org.apache.spark.sql.functions.col;
+
+import io.gpusort.config.GpuSortConf;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.spark.sql.SparkSession;
+
+/**
+ * TeraSort on local files, FileSort against Spark in the same run: generates the records once
+ * ({@link TeraGen}), then sorts them, in turns, with {@code FileSort --format terasort} (GpuSort,
+ * the CPU engine unless {@code --engine} says) and with Spark's own {@code Dataset.orderBy}
+ * between the same reader and writer ({@link TeraFiles}), into the same number of output
+ * partitions. Every output is validated ({@link TeraValidate}: order, count and checksum against
+ * the generator's; untimed) and deleted. Prints one line per case: median, fastest and slowest
+ * time, records per second and the ratio to Spark's median.
+ *
+ * <pre>{@code
+ * spark-submit --driver-memory 8g --class io.gpusort.examples.TeraBenchmark \
+ *     spark-gpusort-examples-<version>.jar [--rows 10000000] [--reps 3] [--files N] \
+ *     [--partitions N] [--engine cpu] [--seed S] [--dir DIR] [--master URL]
+ * }</pre>
+ *
+ * <p>Options: {@code --rows} records (default 10,000,000, a gigabyte); {@code --reps} timed runs
+ * of each case after one warm-up run of each (default 3); {@code --files} the generator writes
+ * (default: {@link TeraGen}'s); {@code --partitions} of the sorted output (default: as many as
+ * the input's splits); {@code --engine} of FileSort ({@code spark.gpusort.engine}, default cpu);
+ * {@code --seed} of the generator (default 0); {@code --dir} a Hadoop path that does not exist
+ * yet, for the input and outputs (default: a new directory under {@code java.io.tmpdir}, which
+ * only a local master can use), deleted at the end; {@code --master} (default: spark-submit's,
+ * else local[2]).
+ */
+public final class TeraBenchmark {
+  private static final String SPARK = "read, Dataset.orderBy, write";
+  private static final String FILE_SORT = "FileSort --format terasort";
+
+  private final long rows;
+  private final int reps;
+  private final int files;
+  private final int partitions;
+  private final String engine;
+  private final long seed;
+  private final String dir;
+  private final String master;
+
+  private TeraBenchmark(long rows, int reps, int files, int partitions, String engine, long seed,
+      String dir, String master) {
+    this.master = master;
+    this.rows = rows;
+    this.reps = reps;
+    this.files = files;
+    this.partitions = partitions;
+    this.engine = engine;
+    this.seed = seed;
+    this.dir = dir;
+  }
+
+  public static void main(String[] argv) {
+    TeraBenchmark benchmark;
+    try {
+      benchmark = parse(argv);
+    } catch (IllegalArgumentException e) {
+      System.err.println("TeraBenchmark: error: " + e.getMessage());
+      System.exit(FileSort.EXIT_USAGE);
+      return;
+    }
+    ExampleRuntime.quietLoggingUnlessConfigured();
+    SparkSession spark = ExampleRuntime.createSession("spark-gpusort TeraBenchmark",
+        benchmark.master, "local[2]");
+    try {
+      benchmark.run(spark, System.out);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } finally {
+      spark.stop();
+    }
+  }
+
+  /**
+   * The benchmark {@code argv} asks for.
+   *
+   * @throws IllegalArgumentException naming the option, for an unknown one or a bad value
+   */
+  static TeraBenchmark parse(String[] argv) {
+    long rows = 10_000_000L;
+    long reps = 3;
+    long files = 0;
+    long partitions = 0;
+    String engine = "cpu";
+    long seed = 0;
+    String dir = null;
+    String master = null;
+    for (int i = 0; i < argv.length; i += 2) {
+      String option = argv[i];
+      if (i + 1 >= argv.length) {
+        throw new IllegalArgumentException("option " + option + " needs a value");
+      }
+      String value = argv[i + 1];
+      switch (option) {
+        case "--rows" -> rows = ExampleRuntime.wholeNumber(option, value, 1);
+        case "--reps" -> reps = ExampleRuntime.wholeNumber(option, value, 1);
+        case "--files" -> files = ExampleRuntime.wholeNumber(option, value, 1);
+        case "--partitions" -> partitions = ExampleRuntime.wholeNumber(option, value, 1);
+        case "--engine" -> engine = GpuSortConf.ENGINE.parse(value).name().toLowerCase(Locale.ROOT);
+        case "--seed" -> seed = seed(value);
+        case "--dir" -> dir = value;
+        case "--master" -> master = value;
+        default -> throw new IllegalArgumentException("unknown option '" + option
+            + "'; options are --rows, --reps, --files, --partitions, --engine, --seed, --dir, "
+            + "--master");
+      }
+    }
+    if (files > TeraOutputFormat.MAX_FILES || partitions > TeraOutputFormat.MAX_FILES) {
+      throw new IllegalArgumentException("--files and --partitions are at most "
+          + TeraOutputFormat.MAX_FILES);
+    }
+    return new TeraBenchmark(rows, (int) Math.min(reps, 1000), (int) files, (int) partitions,
+        engine, seed, dir, master);
+  }
+
+  private static long seed(String value) {
+    try {
+      return Long.parseLong(value.replace("_", ""));
+    } catch (NumberFormatException e) {
+      throw new IllegalArgumentException("--seed needs a whole number, not '" + value + "'");
+    }
+  }
+
+  private void run(SparkSession spark, PrintStream out) throws IOException {
+    Configuration conf = spark.sparkContext().hadoopConfiguration();
+    Path base = baseDir(conf);
+    FileSystem fs = base.getFileSystem(conf);
+    try {
+      spark.conf().set(GpuSortConf.ENGINE.key(), engine);
+      Path input = new Path(base, "input");
+      int numFiles = files > 0 ? files
+          : TeraGen.defaultPartitions(rows, spark.sparkContext().defaultParallelism());
+      long start = System.nanoTime();
+      TeraChecksum generated = TeraGen.generate(spark, rows, numFiles, seed, input);
+      double generateSeconds = ExampleRuntime.seconds(System.nanoTime() - start);
+      int splits = TeraFiles.read(spark, input, conf).rdd().getNumPartitions();
+      int outputs = partitions > 0 ? partitions : splits;
+      // Spark's sort into as many partitions as FileSort's --partitions gives GpuSort.
+      spark.conf().set("spark.sql.shuffle.partitions", Integer.toString(outputs));
+      spark.conf().set("spark.sql.adaptive.coalescePartitions.enabled", "false");
+
+      out.printf(Locale.ROOT, "TeraBenchmark: %,d records (%,d MB) in %d files, %d input splits,"
+          + " %d output partitions; engine %s; master %s; %d timed runs after a warm-up%n", rows,
+          rows * TeraRecords.RECORD_BYTES / 1_000_000, numFiles, splits, outputs, engine,
+          spark.sparkContext().master(), reps);
+      out.printf(Locale.ROOT, "generated in %.2f s (%,.0f records/s), checksum %s%n",
+          generateSeconds, rows / generateSeconds, generated.sumHex());
+
+      List<String> cases = List.of(SPARK, FILE_SORT);
+      double[][] seconds = new double[cases.size()][reps];
+      double[] validateSeconds = new double[cases.size() * (reps + 1)];
+      for (int rep = -1; rep < reps; rep++) {
+        for (int turn = 0; turn < cases.size(); turn++) {
+          // Alternate which case goes first, so that drift in the machine's speed spreads.
+          int c = (turn + Math.max(rep, 0)) % cases.size();
+          Path output = new Path(base, "sorted-" + c + "-" + (rep + 1));
+          double time = runCase(spark, cases.get(c), input, output, outputs);
+          long validateStart = System.nanoTime();
+          validate(spark, output, generated, cases.get(c));
+          validateSeconds[(rep + 1) * cases.size() + turn] =
+              ExampleRuntime.seconds(System.nanoTime() - validateStart);
+          fs.delete(output, true);
+          if (rep >= 0) {
+            seconds[c][rep] = time;
+          }
+        }
+      }
+      printTable(cases, seconds, ExampleRuntime.median(validateSeconds), out);
+    } finally {
+      fs.delete(base, true);
+    }
+  }
+
+  /** Runs one case into {@code output}, which does not exist yet; returns its seconds. */
+  private double runCase(SparkSession spark, String name, Path input, Path output,
+      int outputs) throws IOException {
+    Configuration conf = spark.sparkContext().hadoopConfiguration();
+    long start = System.nanoTime();
+    if (name.equals(SPARK)) {
+      TeraFiles.write(TeraFiles.read(spark, input, conf).orderBy(col(TeraRecords.KEY_COLUMN)),
+          output, conf);
+    } else {
+      runFileSort(spark, "--input", input.toString(), "--format", "terasort", "--output",
+          output.toString(), "--partitions", Integer.toString(outputs), "--quiet");
+    }
+    return ExampleRuntime.seconds(System.nanoTime() - start);
+  }
+
+  private static void runFileSort(SparkSession spark, String... argv) {
+    ByteArrayOutputStream printed = new ByteArrayOutputStream();
+    try (PrintStream sink = new PrintStream(printed, true, StandardCharsets.UTF_8)) {
+      int exit = FileSort.execute(spark, FileSortArgs.parse(argv), sink, sink);
+      if (exit != FileSort.EXIT_OK) {
+        throw new IllegalStateException("FileSort " + String.join(" ", argv) + " exited with "
+            + exit + ": " + printed.toString(StandardCharsets.UTF_8).strip());
+      }
+    }
+  }
+
+  /** Fails unless {@code output} is in order and holds the generated records. */
+  private static void validate(SparkSession spark, Path output, TeraChecksum generated,
+      String name) throws IOException {
+    Configuration conf = spark.sparkContext().hadoopConfiguration();
+    TeraChecksum found = TeraValidate.check(TeraValidate.summarize(spark, output, conf))
+        .checksum();
+    if (!found.equals(generated)) {
+      throw new IllegalStateException(name + " wrote " + found + "; generated " + generated);
+    }
+  }
+
+  private Path baseDir(Configuration conf) throws IOException {
+    if (dir == null) {
+      java.nio.file.Path local = Files.createTempDirectory("tera-benchmark-").toAbsolutePath();
+      // The generator's staging needs a directory that does not exist yet.
+      Files.delete(local);
+      return new Path("file", null, local.toString());
+    }
+    Path base = FileSort.qualify(dir, conf);
+    if (base.getFileSystem(conf).exists(base)) {
+      throw new IllegalArgumentException("--dir " + base + " exists; give a new path");
+    }
+    return base;
+  }
+
+  private void printTable(List<String> cases, double[][] seconds, double validateSeconds,
+      PrintStream out) {
+    double baseline = ExampleRuntime.median(seconds[cases.indexOf(SPARK)]);
+    out.printf(Locale.ROOT, "%-30s %9s %9s %9s %11s %7s%n", "case", "median s", "min s",
+        "max s", "Mrecords/s", "ratio");
+    for (int c = 0; c < cases.size(); c++) {
+      double median = ExampleRuntime.median(seconds[c]);
+      out.printf(Locale.ROOT, "%-30s %9.2f %9.2f %9.2f %11.2f %7.2f%n", cases.get(c), median,
+          Arrays.stream(seconds[c]).min().orElse(0), Arrays.stream(seconds[c]).max().orElse(0),
+          rows / median / 1e6, median / baseline);
+    }
+    out.printf(Locale.ROOT, "ratio: median / the median of Spark's %s of the same records; "
+        + "every output validated (order, count, checksum) in %.2f s median (%,.0f records/s)%n",
+        SPARK, validateSeconds, rows / validateSeconds);
+  }
+}
