@@ -22,31 +22,37 @@ import org.apache.spark.sql.SparkSession;
  * ({@link TeraGen}), then sorts them, in turns, with {@code FileSort --format terasort} (GpuSort,
  * the CPU engine unless {@code --engine} says) and with Spark's own {@code Dataset.orderBy}
  * between the same reader and writer ({@link TeraFiles}), into the same number of output
- * partitions. Every output is validated ({@link TeraValidate}: order, count and checksum against
- * the generator's; untimed) and deleted. Prints one line per case: median, fastest and slowest
- * time, records per second and the ratio to Spark's median.
+ * partitions; the floor, in the same turns, reads and writes the records without sorting. Every
+ * output is validated ({@link TeraValidate}: order, count and checksum against the generator's;
+ * the floor's checksum only; untimed) and deleted. Prints one line per case: median, fastest and
+ * slowest time, records per second, the ratio to Spark's median and to the floor's, and the
+ * bytes the case's tasks spilled to disk and wrote to the shuffle (medians over the timed runs).
+ * The header gives the heap and the records' size against it: run with a small {@code -Xmx} (or
+ * {@code --driver-memory}) to sort files many times the memory.
  *
  * <pre>{@code
  * spark-submit --driver-memory 8g --class io.gpusort.examples.TeraBenchmark \
- *     spark-gpusort-examples-<version>.jar [--rows 10000000] [--reps 3] [--files N] \
- *     [--partitions N] [--engine cpu] [--seed S] [--dir DIR] [--master URL]
+ *     spark-gpusort-examples-<version>.jar [--rows 10000000] [--reps 3] [--warmups 1] \
+ *     [--files N] [--partitions N] [--engine cpu] [--seed S] [--dir DIR] [--master URL]
  * }</pre>
  *
- * <p>Options: {@code --rows} records (default 10,000,000, a gigabyte); {@code --reps} timed runs
- * of each case after one warm-up run of each (default 3); {@code --files} the generator writes
- * (default: {@link TeraGen}'s); {@code --partitions} of the sorted output (default: as many as
- * the input's splits); {@code --engine} of FileSort ({@code spark.gpusort.engine}, default cpu);
- * {@code --seed} of the generator (default 0); {@code --dir} a Hadoop path that does not exist
- * yet, for the input and outputs (default: a new directory under {@code java.io.tmpdir}, which
- * only a local master can use), deleted at the end; {@code --master} (default: spark-submit's,
- * else local[2]).
+ * <p>Options: {@code --rows} records (default 10,000,000, a gigabyte); {@code --reps} timed runs of
+ * each case (default 3) after {@code --warmups} untimed runs of each (default 1); {@code --files}
+ * the generator writes (default: {@link TeraGen}'s); {@code --partitions} of the sorted output
+ * (default: as many as the input's splits); {@code --engine} of FileSort ({@code
+ * spark.gpusort.engine}, default cpu); {@code --seed} of the generator (default 0); {@code --dir} a
+ * Hadoop path that does not exist yet, for the input and outputs (default: a new directory under
+ * {@code java.io.tmpdir}, which only a local master can use), deleted at the end; {@code --master}
+ * (default: spark-submit's, else local[2]).
  */
 public final class TeraBenchmark {
+  private static final String FLOOR = "read, write (no sort)";
   private static final String SPARK = "read, Dataset.orderBy, write";
   private static final String FILE_SORT = "FileSort --format terasort";
 
   private final long rows;
   private final int reps;
+  private final int warmups;
   private final int files;
   private final int partitions;
   private final String engine;
@@ -54,11 +60,12 @@ public final class TeraBenchmark {
   private final String dir;
   private final String master;
 
-  private TeraBenchmark(long rows, int reps, int files, int partitions, String engine, long seed,
-      String dir, String master) {
+  private TeraBenchmark(long rows, int reps, int warmups, int files, int partitions,
+      String engine, long seed, String dir, String master) {
     this.master = master;
     this.rows = rows;
     this.reps = reps;
+    this.warmups = warmups;
     this.files = files;
     this.partitions = partitions;
     this.engine = engine;
@@ -95,6 +102,7 @@ public final class TeraBenchmark {
   static TeraBenchmark parse(String[] argv) {
     long rows = 10_000_000L;
     long reps = 3;
+    long warmups = 1;
     long files = 0;
     long partitions = 0;
     String engine = "cpu";
@@ -110,6 +118,7 @@ public final class TeraBenchmark {
       switch (option) {
         case "--rows" -> rows = ExampleRuntime.wholeNumber(option, value, 1);
         case "--reps" -> reps = ExampleRuntime.wholeNumber(option, value, 1);
+        case "--warmups" -> warmups = ExampleRuntime.wholeNumber(option, value, 0);
         case "--files" -> files = ExampleRuntime.wholeNumber(option, value, 1);
         case "--partitions" -> partitions = ExampleRuntime.wholeNumber(option, value, 1);
         case "--engine" -> engine = GpuSortConf.ENGINE.parse(value).name().toLowerCase(Locale.ROOT);
@@ -117,16 +126,16 @@ public final class TeraBenchmark {
         case "--dir" -> dir = value;
         case "--master" -> master = value;
         default -> throw new IllegalArgumentException("unknown option '" + option
-            + "'; options are --rows, --reps, --files, --partitions, --engine, --seed, --dir, "
-            + "--master");
+            + "'; options are --rows, --reps, --warmups, --files, --partitions, --engine, --seed, "
+            + "--dir, --master");
       }
     }
     if (files > TeraOutputFormat.MAX_FILES || partitions > TeraOutputFormat.MAX_FILES) {
       throw new IllegalArgumentException("--files and --partitions are at most "
           + TeraOutputFormat.MAX_FILES);
     }
-    return new TeraBenchmark(rows, (int) Math.min(reps, 1000), (int) files, (int) partitions,
-        engine, seed, dir, master);
+    return new TeraBenchmark(rows, (int) Math.min(reps, 1000), (int) Math.min(warmups, 1000),
+        (int) files, (int) partitions, engine, seed, dir, master);
   }
 
   private static long seed(String value) {
@@ -156,34 +165,80 @@ public final class TeraBenchmark {
       spark.conf().set("spark.sql.adaptive.coalescePartitions.enabled", "false");
 
       out.printf(Locale.ROOT, "TeraBenchmark: %,d records (%,d MB) in %d files, %d input splits,"
-          + " %d output partitions; engine %s; master %s; %d timed runs after a warm-up%n", rows,
-          rows * TeraRecords.RECORD_BYTES / 1_000_000, numFiles, splits, outputs, engine,
-          spark.sparkContext().master(), reps);
+          + " %d output partitions; engine %s; master %s; %d timed runs after %d warm-up%n",
+          rows, rows * TeraRecords.RECORD_BYTES / 1_000_000, numFiles, splits, outputs, engine,
+          spark.sparkContext().master(), reps, warmups);
+      long heapBytes = Runtime.getRuntime().maxMemory();
+      out.printf(Locale.ROOT, "heap %,d MB: the records are %.1fx the heap%n", heapBytes >> 20,
+          (double) rows * TeraRecords.RECORD_BYTES / heapBytes);
       out.printf(Locale.ROOT, "generated in %.2f s (%,.0f records/s), checksum %s%n",
           generateSeconds, rows / generateSeconds, generated.sumHex());
 
-      List<String> cases = List.of(SPARK, FILE_SORT);
+      List<String> cases = List.of(FLOOR, SPARK, FILE_SORT);
       double[][] seconds = new double[cases.size()][reps];
-      double[] validateSeconds = new double[cases.size() * (reps + 1)];
-      for (int rep = -1; rep < reps; rep++) {
-        for (int turn = 0; turn < cases.size(); turn++) {
-          // Alternate which case goes first, so that drift in the machine's speed spreads.
-          int c = (turn + Math.max(rep, 0)) % cases.size();
-          Path output = new Path(base, "sorted-" + c + "-" + (rep + 1));
-          double time = runCase(spark, cases.get(c), input, output, outputs);
-          long validateStart = System.nanoTime();
-          validate(spark, output, generated, cases.get(c));
-          validateSeconds[(rep + 1) * cases.size() + turn] =
-              ExampleRuntime.seconds(System.nanoTime() - validateStart);
-          fs.delete(output, true);
-          if (rep >= 0) {
-            seconds[c][rep] = time;
+      double[][] spilledMb = new double[cases.size()][reps];
+      double[][] shuffleMb = new double[cases.size()][reps];
+      double[] validateSeconds = new double[cases.size() * (reps + warmups)];
+      SpillCapture capture = new SpillCapture();
+      spark.sparkContext().addSparkListener(capture);
+      try {
+        for (int rep = -warmups; rep < reps; rep++) {
+          for (int turn = 0; turn < cases.size(); turn++) {
+            // Rotate which case goes first, so that drift in the machine's speed spreads.
+            int c = (turn + Math.max(rep, 0)) % cases.size();
+            Path output = new Path(base, "sorted-" + c + "-" + (rep + warmups));
+            capture.clear();
+            double time = runCase(spark, cases.get(c), input, output, outputs);
+            awaitListeners(spark);
+            long validateStart = System.nanoTime();
+            validate(spark, output, generated, cases.get(c));
+            validateSeconds[(rep + warmups) * cases.size() + turn] =
+                ExampleRuntime.seconds(System.nanoTime() - validateStart);
+            fs.delete(output, true);
+            if (rep >= 0) {
+              seconds[c][rep] = time;
+              spilledMb[c][rep] = capture.diskBytesSpilled.sum() / 1e6;
+              shuffleMb[c][rep] = capture.shuffleBytesWritten.sum() / 1e6;
+            }
           }
         }
+      } finally {
+        spark.sparkContext().removeSparkListener(capture);
       }
-      printTable(cases, seconds, ExampleRuntime.median(validateSeconds), out);
+      printTable(cases, seconds, spilledMb, shuffleMb, ExampleRuntime.median(validateSeconds),
+          out);
     } finally {
       fs.delete(base, true);
+    }
+  }
+
+  /** Waits for the task-end events, which reach listeners after the job has returned. */
+  private static void awaitListeners(SparkSession spark) {
+    try {
+      spark.sparkContext().listenerBus().waitUntilEmpty();
+    } catch (java.util.concurrent.TimeoutException e) {
+      throw new IllegalStateException("Spark's listeners did not catch up", e);
+    }
+  }
+
+  /** Bytes the tasks that ended since {@link #clear} spilled to disk and wrote to the shuffle. */
+  private static final class SpillCapture extends org.apache.spark.scheduler.SparkListener {
+    final java.util.concurrent.atomic.LongAdder diskBytesSpilled =
+        new java.util.concurrent.atomic.LongAdder();
+    final java.util.concurrent.atomic.LongAdder shuffleBytesWritten =
+        new java.util.concurrent.atomic.LongAdder();
+
+    @Override
+    public void onTaskEnd(org.apache.spark.scheduler.SparkListenerTaskEnd end) {
+      if (end.taskMetrics() != null) {
+        diskBytesSpilled.add(end.taskMetrics().diskBytesSpilled());
+        shuffleBytesWritten.add(end.taskMetrics().shuffleWriteMetrics().bytesWritten());
+      }
+    }
+
+    void clear() {
+      diskBytesSpilled.reset();
+      shuffleBytesWritten.reset();
     }
   }
 
@@ -192,7 +247,9 @@ public final class TeraBenchmark {
       int outputs) throws IOException {
     Configuration conf = spark.sparkContext().hadoopConfiguration();
     long start = System.nanoTime();
-    if (name.equals(SPARK)) {
+    if (name.equals(FLOOR)) {
+      TeraFiles.write(TeraFiles.read(spark, input, conf), output, conf);
+    } else if (name.equals(SPARK)) {
       TeraFiles.write(TeraFiles.read(spark, input, conf).orderBy(col(TeraRecords.KEY_COLUMN)),
           output, conf);
     } else {
@@ -213,12 +270,16 @@ public final class TeraBenchmark {
     }
   }
 
-  /** Fails unless {@code output} is in order and holds the generated records. */
+  /**
+   * Fails unless {@code output} holds the generated records, in order (the floor's in any
+   * order).
+   */
   private static void validate(SparkSession spark, Path output, TeraChecksum generated,
       String name) throws IOException {
     Configuration conf = spark.sparkContext().hadoopConfiguration();
-    TeraChecksum found = TeraValidate.check(TeraValidate.summarize(spark, output, conf))
-        .checksum();
+    List<TeraValidate.FileSummary> files = TeraValidate.summarize(spark, output, conf);
+    TeraChecksum found = name.equals(FLOOR) ? TeraValidate.total(files)
+        : TeraValidate.check(files).checksum();
     if (!found.equals(generated)) {
       throw new IllegalStateException(name + " wrote " + found + "; generated " + generated);
     }
@@ -238,19 +299,24 @@ public final class TeraBenchmark {
     return base;
   }
 
-  private void printTable(List<String> cases, double[][] seconds, double validateSeconds,
-      PrintStream out) {
+  private void printTable(List<String> cases, double[][] seconds, double[][] spilledMb,
+      double[][] shuffleMb, double validateSeconds, PrintStream out) {
     double baseline = ExampleRuntime.median(seconds[cases.indexOf(SPARK)]);
-    out.printf(Locale.ROOT, "%-30s %9s %9s %9s %11s %7s%n", "case", "median s", "min s",
-        "max s", "Mrecords/s", "ratio");
+    double floor = ExampleRuntime.median(seconds[cases.indexOf(FLOOR)]);
+    out.printf(Locale.ROOT, "%-30s %9s %9s %9s %11s %7s %8s %10s %10s%n", "case", "median s",
+        "min s", "max s", "Mrecords/s", "ratio", "x floor", "spill MB", "shuffle MB");
     for (int c = 0; c < cases.size(); c++) {
       double median = ExampleRuntime.median(seconds[c]);
-      out.printf(Locale.ROOT, "%-30s %9.2f %9.2f %9.2f %11.2f %7.2f%n", cases.get(c), median,
-          Arrays.stream(seconds[c]).min().orElse(0), Arrays.stream(seconds[c]).max().orElse(0),
-          rows / median / 1e6, median / baseline);
+      out.printf(Locale.ROOT, "%-30s %9.2f %9.2f %9.2f %11.2f %7s %8.2f %10.1f %10.1f%n",
+          cases.get(c), median, Arrays.stream(seconds[c]).min().orElse(0),
+          Arrays.stream(seconds[c]).max().orElse(0), rows / median / 1e6,
+          cases.get(c).equals(FLOOR) ? "" : String.format(Locale.ROOT, "%.2f", median / baseline),
+          median / floor, ExampleRuntime.median(spilledMb[c]),
+          ExampleRuntime.median(shuffleMb[c]));
     }
     out.printf(Locale.ROOT, "ratio: median / the median of Spark's %s of the same records; "
-        + "every output validated (order, count, checksum) in %.2f s median (%,.0f records/s)%n",
-        SPARK, validateSeconds, rows / validateSeconds);
+        + "x floor: median / the median of %s; spill MB: bytes the tasks spilled to disk; every "
+        + "output validated (order, count, checksum; the floor's checksum only) in %.2f s "
+        + "median (%,.0f records/s)%n", SPARK, FLOOR, validateSeconds, rows / validateSeconds);
   }
 }
