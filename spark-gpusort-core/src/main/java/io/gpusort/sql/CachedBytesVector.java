@@ -1,15 +1,9 @@
 package io.gpusort.sql;
 
-import java.util.Arrays;
 import java.util.concurrent.atomic.LongAdder;
 import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.DataType;
-import org.apache.spark.sql.types.Decimal;
-import org.apache.spark.sql.vectorized.ColumnVector;
-import org.apache.spark.sql.vectorized.ColumnarArray;
-import org.apache.spark.sql.vectorized.ColumnarMap;
 import org.apache.spark.unsafe.Platform;
-import org.apache.spark.unsafe.types.UTF8String;
 
 /**
  * A string or binary column of one batch of Spark's in-memory cache, read where it lies: each
@@ -26,30 +20,17 @@ import org.apache.spark.unsafe.types.UTF8String;
  * string column takes any of the three; a binary column is stored as scheme 0 stores values,
  * without a scheme id.
  */
-final class CachedBytesVector extends ColumnVector {
+final class CachedBytesVector extends ByteSliceVector {
   private static final int PASS_THROUGH = 0;
   private static final int RUN_LENGTH = 1;
   private static final int DICTIONARY = 2;
-  /** Values up to this length are copied by a loop of words rather than by one bulk copy. */
-  private static final int WORD_COPY_BYTES = 128;
 
   /** Columns decoded per scheme in this process (for tests). */
   private static final LongAdder[] DECODED = {new LongAdder(), new LongAdder(), new LongAdder()};
 
-  private final byte[] buffer;
-  /** Each row's first byte in {@link #buffer}. */
-  private final int[] offsets;
-  /** Each row's length in bytes; -1 for a null. */
-  private final int[] lengths;
-  private final int numNulls;
-
   private CachedBytesVector(DataType type, byte[] buffer, int[] offsets, int[] lengths,
       int numNulls) {
-    super(type);
-    this.buffer = buffer;
-    this.offsets = offsets;
-    this.lengths = lengths;
-    this.numNulls = numNulls;
+    super(type, buffer, offsets, lengths, numNulls);
   }
 
   /**
@@ -202,121 +183,5 @@ final class CachedBytesVector extends ColumnVector {
   /** Columns of this process decoded from scheme 0 (as they are), 1 (runs), 2 (dictionary). */
   static long columnsDecoded(int scheme) {
     return DECODED[scheme].sum();
-  }
-
-  /** The length in bytes of row {@code r}'s value (not null). */
-  int length(int r) {
-    return lengths[r];
-  }
-
-  /**
-   * Copies row {@code r}'s value (not null) to native memory at {@code address}: word by word up
-   * to {@link #WORD_COPY_BYTES} (a bulk copy from the heap is a call into the VM, dearer than the
-   * loop for a short string), whole beyond.
-   */
-  void copyTo(int r, long address) {
-    int length = lengths[r];
-    long from = Platform.BYTE_ARRAY_OFFSET + offsets[r];
-    if (length > WORD_COPY_BYTES) {
-      Platform.copyMemory(buffer, from, null, address, length);
-      return;
-    }
-    int k = 0;
-    for (; k + 8 <= length; k += 8) {
-      Platform.putLong(null, address + k, Platform.getLong(buffer, from + k));
-    }
-    for (; k < length; k++) {
-      Platform.putByte(null, address + k, Platform.getByte(buffer, from + k));
-    }
-  }
-
-  @Override
-  public void close() {}
-
-  @Override
-  public boolean hasNull() {
-    return numNulls > 0;
-  }
-
-  @Override
-  public int numNulls() {
-    return numNulls;
-  }
-
-  @Override
-  public boolean isNullAt(int rowId) {
-    return lengths[rowId] < 0;
-  }
-
-  @Override
-  public UTF8String getUTF8String(int rowId) {
-    return isNullAt(rowId) ? null
-        : UTF8String.fromBytes(buffer, offsets[rowId], lengths[rowId]);
-  }
-
-  @Override
-  public byte[] getBinary(int rowId) {
-    return isNullAt(rowId) ? null
-        : Arrays.copyOfRange(buffer, offsets[rowId], offsets[rowId] + lengths[rowId]);
-  }
-
-  @Override
-  public boolean getBoolean(int rowId) {
-    throw unsupported();
-  }
-
-  @Override
-  public byte getByte(int rowId) {
-    throw unsupported();
-  }
-
-  @Override
-  public short getShort(int rowId) {
-    throw unsupported();
-  }
-
-  @Override
-  public int getInt(int rowId) {
-    throw unsupported();
-  }
-
-  @Override
-  public long getLong(int rowId) {
-    throw unsupported();
-  }
-
-  @Override
-  public float getFloat(int rowId) {
-    throw unsupported();
-  }
-
-  @Override
-  public double getDouble(int rowId) {
-    throw unsupported();
-  }
-
-  @Override
-  public ColumnarArray getArray(int rowId) {
-    throw unsupported();
-  }
-
-  @Override
-  public ColumnarMap getMap(int ordinal) {
-    throw unsupported();
-  }
-
-  @Override
-  public Decimal getDecimal(int rowId, int precision, int scale) {
-    throw unsupported();
-  }
-
-  @Override
-  public ColumnVector getChild(int ordinal) {
-    throw unsupported();
-  }
-
-  private UnsupportedOperationException unsupported() {
-    return new UnsupportedOperationException("a cached " + type.simpleString()
-        + " column holds strings or binaries only");
   }
 }

@@ -187,7 +187,7 @@ final class ColumnarRowWriter {
       }
       ColumnVector v = vectors[i];
       boolean string = types[i] instanceof StringType;
-      if (v instanceof CachedBytesVector cached) {
+      if (v instanceof ByteSliceVector cached) {
         for (int r = 0; r < numRows; r++) {
           if (!cached.isNullAt(r)) {
             rowSizes[r] = Math.addExact(rowSizes[r], roundToWord(cached.length(r)));
@@ -400,8 +400,8 @@ final class ColumnarRowWriter {
    * values after those of the columns before it.
    */
   private void writeNotPrimitive(int i, int from, int count) {
-    if (vectors[i] instanceof CachedBytesVector cached) {
-      writeCachedBytes(cached, i, from, count);
+    if (vectors[i] instanceof ByteSliceVector slices) {
+      writeSlices(slices, i, from, count);
     } else if (types[i] instanceof StringType) {
       writeStrings(i, from, count);
     } else if (types[i] instanceof BinaryType) {
@@ -462,8 +462,11 @@ final class ColumnarRowWriter {
     }
   }
 
-  /** Strings or binaries read in the cache's buffer: each value's bytes copied once, no object. */
-  private void writeCachedBytes(CachedBytesVector v, int i, int from, int count) {
+  /**
+   * Strings or binaries read where they lie (the cache's buffer, a reader's): each value's bytes
+   * copied once, no object.
+   */
+  private void writeSlices(ByteSliceVector v, int i, int from, int count) {
     long slot = bitsetBytes + 8L * i;
     for (int j = 0; j < count; j++) {
       long row = rowAddresses[j];
