@@ -82,6 +82,8 @@ final class ExternalRowSorter implements SortMemory.Spiller {
   private long sealNanosSoFar;
   /** Whether a run sealed so far had a truncated key (a string longer than its prefix). */
   private boolean anyKeyInexact;
+  /** The keys of the run sealed last, where they are exact ({@link RowKeyEncoder#span}). */
+  private RowKeyEncoder.KeySpan lastRunSpan;
 
   /**
    * A sorter for one partition of {@code plan} in {@code task}. {@code presortedRuns}: the input is
@@ -246,10 +248,16 @@ final class ExternalRowSorter implements SortMemory.Spiller {
         sealRun();
       }
       int[] cuts = null;
-      if (!keys.exact && fileRuns.isEmpty() && memoryRuns.size() == 1) {
+      // Keys truncated by their layout may still all be exact in this partition (fixed-length
+      // strings or binaries within the prefix): then their words order the rows, and the cuts
+      // hold where a bound's words tie with a row's only if the two keys are equal (else cutSorted
+      // gives null: each row is compared).
+      RowKeyEncoder.KeySpan span = lastRunSpan;
+      if ((!keys.exact || span != null) && fileRuns.isEmpty() && memoryRuns.size() == 1) {
         SortedRun run = memoryRuns.get(0);
         cuts = bounds.cutSorted(run.numRows, partition,
-            (position, out) -> run.gatherKeys(position, 1, out), keys.numWords);
+            (position, out) -> run.gatherKeys(position, 1, out), keys.numWords,
+            keys.exact ? bound -> keys.encoder.tiesAreEqual(span, bound) : null);
       }
       // Keys are read where they go with the rows, or where each row is compared with a bound.
       // These rows go on to the shuffle, not out of the node: the reduce side counts its output.
@@ -431,6 +439,7 @@ final class ExternalRowSorter implements SortMemory.Spiller {
   private void sealRun() {
     long start = System.nanoTime();
     anyKeyInexact |= keys.exact && !keys.encoder.keysExact();
+    lastRunSpan = keys.encoder.span();
     SortedRun run = builder.seal(engine, runInput, plan.metrics, killCheck);
     // Earlier runs' rows are back from the device by now: their device memory goes back.
     memoryRuns.forEach(SortedRun::pollArrival);

@@ -227,13 +227,18 @@ final class RangeBounds implements Serializable {
    * Where the bounds cut {@code numRows} rows of input partition {@code partition} sorted by key,
    * each row's tie-breaker its position in that order: {@code cuts[b]} is the first position after
    * bound {@code b}, so output partition {@code p} takes positions {@code [cuts[p - 1], cuts[p])}
-   * (from 0, up to {@code numRows}). One binary search per bound, none per row. Only for keys that
-   * need no exact comparison ({@link #exact} false): the rows themselves are not read.
+   * (from 0, up to {@code numRows}). One binary search per bound, none per row. For keys that
+   * need no exact comparison ({@link #exact} false), or whose words in this run are exact (equal
+   * words, equal rows): the rows themselves are not read. Where truncated keys' words tie with a
+   * bound's, {@code tieIsEqual} tells from the bound's row whether the two keys are equal (then
+   * positions decide, as for exact keys); null where it cannot say so, for the caller to compare
+   * each row.
+   *
+   * @param tieIsEqual for keys {@link #exact}: whether a run key whose words equal a bound's
+   *     equals it (given the bound's row); ignored otherwise
    */
-  int[] cutSorted(int numRows, int partition, SortedKeys keys, int numWords) {
-    if (exact) {
-      throw new IllegalStateException("truncated keys are cut by walking their rows");
-    }
+  int[] cutSorted(int numRows, int partition, SortedKeys keys, int numWords,
+      java.util.function.Predicate<UnsafeRow> tieIsEqual) {
     int[] cuts = new int[bounds.length];
     long[] words = new long[numWords];
     int lo = 0;
@@ -242,7 +247,15 @@ final class RangeBounds implements Serializable {
       while (lo < hi) {
         int mid = (lo + hi) >>> 1;
         keys.wordsAt(mid, words);
-        if (compareToPoint(words, null, partition, mid, bounds[b], null) <= 0) {
+        int c = compareWords(words, bounds[b].words);
+        if (c == 0) {
+          if (exact && !tieIsEqual.test(bounds[b].row)) {
+            return null;
+          }
+          c = Integer.compare(partition, bounds[b].partition);
+          c = c != 0 ? c : Long.compare(mid, bounds[b].index);
+        }
+        if (c <= 0) {
           lo = mid + 1;
         } else {
           hi = mid;

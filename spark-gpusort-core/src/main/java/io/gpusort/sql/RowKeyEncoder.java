@@ -43,8 +43,20 @@ final class RowKeyEncoder {
   private final boolean soleBytes;
   /** Whether the layout encodes every sort column: none follows its bytes field, if it has one. */
   private final boolean allColumnsEncoded;
-  /** Whether every key encoded since the last {@link #resetKeysExact} is exact. */
+  /**
+   * Whether, since the last {@link #resetKeysExact}, every bytes value fitted the prefix and no key
+   * was marked inexact (and every sort column is encoded).
+   */
   private boolean keysExact;
+  /** Whether a bytes value encoded since the last reset ended in a zero byte. */
+  private boolean anyEndsInZero;
+  /**
+   * The length of every bytes value encoded since the last reset: {@link #NO_SIZE} before the
+   * first, {@link #MIXED_SIZES} once two differ.
+   */
+  private int commonSize = NO_SIZE;
+  private static final int NO_SIZE = -1;
+  private static final int MIXED_SIZES = -2;
 
   RowKeyEncoder(KeySpec spec) {
     this.layout = spec.layout;
@@ -107,7 +119,7 @@ final class RowKeyEncoder {
    * before it are equal in Spark's order when their bits are.
    */
   boolean keysExact() {
-    return keysExact;
+    return keysExact && (!anyEndsInZero || commonSize != MIXED_SIZES);
   }
 
   /** Records that a key taken in already encoded (from a shuffled chunk) was truncated. */
@@ -118,6 +130,60 @@ final class RowKeyEncoder {
   /** Starts a new span of keys for {@link #keysExact}: a new run. */
   void resetKeysExact() {
     keysExact = allColumnsEncoded;
+    anyEndsInZero = false;
+    commonSize = NO_SIZE;
+  }
+
+  /**
+   * What {@link #tiesAreEqual} needs to know of the keys encoded since the last reset, taken
+   * before the next reset (a run's, when it is sealed); null where they are not exact.
+   */
+  KeySpan span() {
+    return keysExact() ? new KeySpan(anyEndsInZero, commonSize) : null;
+  }
+
+  /** A span of exact keys: whether a bytes value ended in a zero byte, their common length. */
+  record KeySpan(boolean anyEndsInZero, int commonSize) {}
+
+  /**
+   * Whether {@code other}, whose key words equal those of a key in {@code span} (exact keys),
+   * equals that key in Spark's order: its bytes value, if any, fits the prefix and, like the
+   * span's, ends in no zero byte or has the span's common length (see {@link #keysExact}).
+   */
+  boolean tiesAreEqual(KeySpan span, UnsafeRow other) {
+    int field = numFields - 1;
+    if (numFields > 0 && projection != null) {
+      other = projection.apply(other);
+    }
+    if (numFields == 0 || kinds[field] != KeyKind.BYTES || other.isNullAt(ordinals[field])) {
+      // Only a bytes field hides a difference; a null's flag matches only another null.
+      return true;
+    }
+    long offsetAndSize = other.getLong(ordinals[field]);
+    int size = (int) offsetAndSize;
+    if (size > valueBits[field] >>> 3) {
+      return false;
+    }
+    if (size == span.commonSize()) {
+      return true;
+    }
+    long address = other.getBaseOffset() + (offsetAndSize >>> 32);
+    return !span.anyEndsInZero()
+        && (size == 0 || Platform.getByte(other.getBaseObject(), address + size - 1) != 0);
+  }
+
+  /** Notes a bytes value of {@code size} bytes at {@code address} for {@link #keysExact}. */
+  private void noteBytesValue(Object base, long address, int size, int prefixBytes) {
+    if (size > prefixBytes) {
+      keysExact = false;
+      return;
+    }
+    if (size > 0 && Platform.getByte(base, address + size - 1) == 0) {
+      anyEndsInZero = true;
+    }
+    if (size != commonSize) {
+      commonSize = commonSize == NO_SIZE ? size : MIXED_SIZES;
+    }
   }
 
   /** Writes the key of {@code row} into {@code words} (length {@code layout.numWords()}). */
@@ -203,8 +269,7 @@ final class RowKeyEncoder {
     if (shifted) {
       Platform.putLong(target, offset + chunks * stride, carry);
     }
-    keysExact &= size == 0
-        || (size <= 8 * chunks && Platform.getByte(base, address + size - 1) != 0);
+    noteBytesValue(base, address, size, 8 * chunks);
   }
 
   /** {@link #encode} by the general loop over the fields, whatever the key (for tests too). */
@@ -349,8 +414,7 @@ final class RowKeyEncoder {
       case FLOAT -> putFixed(words, pos, 32, OrderedBits.ofFloat(row.getFloat(ordinal)), desc);
       case DOUBLE -> putFixed(words, pos, 64, OrderedBits.ofDouble(row.getDouble(ordinal)), desc);
       case INT128 -> putInt128(row, ordinal, pos, words, desc);
-      case BYTES ->
-          keysExact &= putBytesPrefix(row, ordinal, pos, valueBits[field] >>> 3, words, desc);
+      case BYTES -> putBytesPrefix(row, ordinal, pos, valueBits[field] >>> 3, words, desc);
       default -> throw new IllegalStateException("unknown key kind " + kinds[field]);
     }
   }
@@ -381,11 +445,10 @@ final class RowKeyEncoder {
   }
 
   /**
-   * Writes the first {@code prefixBytes} bytes of a string or binary value, zero-padded; returns
-   * whether no other value can have the same prefix ({@link #keysExact}): the value fits the prefix
-   * and does not end in a zero byte.
+   * Writes the first {@code prefixBytes} bytes of a string or binary value, zero-padded, and notes
+   * the value for {@link #keysExact}.
    */
-  private static boolean putBytesPrefix(UnsafeRow row, int ordinal, int pos, int prefixBytes,
+  private void putBytesPrefix(UnsafeRow row, int ordinal, int pos, int prefixBytes,
       long[] words, boolean desc) {
     long offsetAndSize = row.getLong(ordinal);
     int size = (int) offsetAndSize;
@@ -398,7 +461,7 @@ final class RowKeyEncoder {
       int width = 8 * chunkBytes;
       putFixed(words, pos + 8 * start, width, chunk >>> (64 - width), desc);
     }
-    return size == 0 || (size <= prefixBytes && Platform.getByte(base, address + size - 1) != 0);
+    noteBytesValue(base, address, size, prefixBytes);
   }
 
   /**

@@ -1,7 +1,7 @@
 package io.gpusort.sql;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
@@ -52,7 +52,14 @@ class RangeBoundsTest {
   /** The key column's type, and how a key of the test's choosing becomes a Spark value. */
   enum KeyType {
     LONG(DataTypes.LongType, k -> k),
-    STRING(DataTypes.StringType, k -> UTF8String.fromString(SHARED_PREFIX + k));
+    STRING(DataTypes.StringType, k -> UTF8String.fromString(SHARED_PREFIX + k)),
+    /**
+     * Binaries of one length within the prefix, as TeraSort's keys (10 bytes) within the default
+     * prefix: the layout truncates binaries, but such values are exact even where they end in a
+     * zero byte.
+     */
+    FIXED_BINARY(DataTypes.BinaryType, k -> java.nio.ByteBuffer.allocate(STRING_PREFIX_BYTES)
+        .putInt(k.intValue()).array());
 
     final DataType type;
     final Function<Long, Object> value;
@@ -205,7 +212,8 @@ class RangeBoundsTest {
   /**
    * Each input partition sorted on its own (stably, so equal keys keep their order), its positions
    * the tie-breakers: the cuts of one binary search per bound put every position in the partition
-   * {@code partitionOf} gives it. A key that needs exact comparison is refused.
+   * {@code partitionOf} gives it. Truncated keys are cut only where a partition's keys are all
+   * exact, and may be refused where a bound ties with them.
    */
   @ParameterizedTest
   @EnumSource(KeyType.class)
@@ -219,18 +227,25 @@ class RangeBoundsTest {
       List<UnsafeRow> rows = new ArrayList<>(input.get(p));
       rows.sort(fixture.keys.ordering::compare);
       long[][] words = new long[rows.size()][numWords];
+      fixture.keys.encoder.resetKeysExact();
       for (int k = 0; k < rows.size(); k++) {
         fixture.keys.encoder.encode(rows.get(k), words[k]);
       }
+      boolean runExact = fixture.keys.encoder.keysExact();
       RangeBounds.SortedKeys sorted =
           (position, out) -> System.arraycopy(words[position], 0, out, 0, numWords);
       int partition = p;
-      if (fixture.keys.exact) {
-        assertThrows(IllegalStateException.class,
-            () -> bounds.cutSorted(rows.size(), partition, sorted, numWords));
+      if (fixture.keys.exact && !runExact) {
+        // The sorter cuts truncated keys by walking their rows; this test has nothing to check.
         continue;
       }
-      int[] cuts = bounds.cutSorted(rows.size(), partition, sorted, numWords);
+      RowKeyEncoder.KeySpan span = fixture.keys.encoder.span();
+      int[] cuts = bounds.cutSorted(rows.size(), partition, sorted, numWords,
+          bound -> fixture.keys.encoder.tiesAreEqual(span, bound));
+      if (cuts == null) {
+        assertTrue(fixture.keys.exact, keyType + ": exact keys always cut");
+        continue;
+      }
       int b = 0;
       for (int k = 0; k < rows.size(); k++) {
         while (b < cuts.length && k >= cuts[b]) {
@@ -245,6 +260,46 @@ class RangeBoundsTest {
       for (int c : counts) {
         assertTrue(c > 0, "an output partition with no rows: " + Arrays.toString(counts)
             + TestSeeds.rerunHint(SEED));
+      }
+    }
+  }
+
+  /**
+   * Keys as TeraSort's: random bytes of one length, every other one ending in a zero byte. Their layout
+   * truncates binaries, yet every partition's keys are exact (one length, within the prefix), so
+   * each sorted partition is cut by binary search alone, and the cuts agree with {@code
+   * partitionOf} for every row.
+   */
+  @org.junit.jupiter.api.Test
+  void fixedLengthKeysAreCutWithoutReadingTheirRows() {
+    Fixture fixture = new Fixture(KeyType.FIXED_BINARY);
+    List<List<UnsafeRow>> input = input(fixture, KeyType.FIXED_BINARY,
+        (r, p, i) -> r.nextBoolean() ? r.nextLong() << 8 : r.nextLong());
+    RangeBounds bounds = fixture.bounds(input, OUTPUT_PARTITIONS);
+    int numWords = fixture.keys.numWords;
+    assertTrue(fixture.keys.exact, "binary keys are truncated by their layout");
+    for (int p = 0; p < input.size(); p++) {
+      List<UnsafeRow> rows = new ArrayList<>(input.get(p));
+      rows.sort(fixture.keys.ordering::compare);
+      long[][] words = new long[rows.size()][numWords];
+      fixture.keys.encoder.resetKeysExact();
+      for (int k = 0; k < rows.size(); k++) {
+        fixture.keys.encoder.encode(rows.get(k), words[k]);
+      }
+      assertTrue(fixture.keys.encoder.keysExact(), "partition " + p + "'s keys are exact");
+      RowKeyEncoder.KeySpan span = fixture.keys.encoder.span();
+      int[] cuts = bounds.cutSorted(rows.size(), p,
+          (position, out) -> System.arraycopy(words[position], 0, out, 0, numWords), numWords,
+          bound -> fixture.keys.encoder.tiesAreEqual(span, bound));
+      // Ties with the bounds sampled from this partition's own rows are equal keys: no refusal.
+      assertNotNull(cuts, "partition " + p + " cut by binary search" + TestSeeds.rerunHint(SEED));
+      int b = 0;
+      for (int k = 0; k < rows.size(); k++) {
+        while (b < cuts.length && k >= cuts[b]) {
+          b++;
+        }
+        assertEquals(fixture.partitionOf(bounds, rows.get(k), p, k), b, "position " + k
+            + " of input partition " + p + TestSeeds.rerunHint(SEED));
       }
     }
   }
@@ -271,7 +326,7 @@ class RangeBoundsTest {
   @EnumSource(KeyType.class)
   void sampleCountsEveryRowAndKeepsRowsOnlyWhenExact(KeyType keyType) {
     Fixture fixture = new Fixture(keyType);
-    assertEquals(keyType == KeyType.STRING, fixture.exact);
+    assertEquals(keyType != KeyType.LONG, fixture.exact);
     List<List<UnsafeRow>> input = input(fixture, keyType, (random, p, i) -> (long) i);
     RangeBounds.PartitionSample sample =
         RangeBounds.sample(iterator(input.get(1)), 1, 50, fixture.keys, null);

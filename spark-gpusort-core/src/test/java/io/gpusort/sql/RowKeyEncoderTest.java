@@ -190,7 +190,10 @@ class RowKeyEncoderTest {
     assertFalse(strings.keysExact(), "stays inexact until reset");
     strings.resetKeysExact();
     assertTrue(strings.keysExact(), "reset");
-    encode(strings, UTF8String.fromString("a\u0000"));
+    encode(strings, UTF8String.fromString("a\u0000"), UTF8String.fromString("b\u0000"),
+        UTF8String.fromString("ab"));
+    assertTrue(strings.keysExact(), "values of one length, some ending in a zero byte");
+    encode(strings, UTF8String.fromString("a"));
     assertFalse(strings.keysExact(), "a value ending in a zero byte ties with the shorter one");
     strings.resetKeysExact();
     encode(strings, UTF8String.fromString("\u00e9\u00e9\u00e9"));
