@@ -10,7 +10,9 @@
 #
 # Environment: HEAP (the JVM's -Xmx: 8g caps memory so that both sorts spill; 80g leaves it
 # uncapped), ROWS (100000000), REPS (1), WARMUPS (0), MASTER (local[16]), DIR (the records'
-# directory, default under /tmp; it must not exist), ARGS (more TeraBenchmark arguments).
+# directory, default under /tmp; it must not exist), ARGS (more TeraBenchmark arguments, such as
+# --cases filesort), JAVA_OPTS (more JVM options), JFR (1: a flight recording of the whole run,
+# settings=profile, into OUTDIR/terasort-HEAP.jfr).
 set -uo pipefail
 out=$1
 mkdir -p "$out"
@@ -20,9 +22,11 @@ label=terasort-$heap
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
 df -h "${DIR:-/tmp}" 2>/dev/null | tail -n 1 | tee -a "$out/gpu.txt"
 dir_arg=""
+jfr_opt=""
+[ "${JFR:-0}" = 1 ] && jfr_opt="-XX:StartFlightRecording=filename=$out/$label.jfr,settings=profile"
 [ -n "${DIR:-}" ] && dir_arg="--dir $DIR"
 start=$(date +%s)
-bash "$host_sh" run -- bash -c "java -Xmx$heap -cp \"\${CLASSPATH}\" \
+bash "$host_sh" run -- bash -c "java -Xmx$heap $jfr_opt ${JAVA_OPTS:-} -cp \"\${CLASSPATH}\" \
   io.gpusort.examples.TeraBenchmark --engine cuda --master '${MASTER:-local[16]}' \
   --rows ${ROWS:-100000000} --reps ${REPS:-1} --warmups ${WARMUPS:-0} $dir_arg ${ARGS:-}" \
   > "$out/$label.txt" 2>&1

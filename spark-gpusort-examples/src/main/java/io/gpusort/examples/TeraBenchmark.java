@@ -33,7 +33,8 @@ import org.apache.spark.sql.SparkSession;
  * <pre>{@code
  * spark-submit --driver-memory 8g --class io.gpusort.examples.TeraBenchmark \
  *     spark-gpusort-examples-<version>.jar [--rows 10000000] [--reps 3] [--warmups 1] \
- *     [--files N] [--partitions N] [--engine cpu] [--seed S] [--dir DIR] [--master URL]
+ *     [--files N] [--partitions N] [--engine cpu] [--seed S] [--dir DIR] [--master URL] \
+ *     [--cases floor,spark,filesort]
  * }</pre>
  *
  * <p>Options: {@code --rows} records (default 10,000,000, a gigabyte); {@code --reps} timed runs of
@@ -43,7 +44,9 @@ import org.apache.spark.sql.SparkSession;
  * spark.gpusort.engine}, default cpu); {@code --seed} of the generator (default 0); {@code --dir} a
  * Hadoop path that does not exist yet, for the input and outputs (default: a new directory under
  * {@code java.io.tmpdir}, which only a local master can use), deleted at the end; {@code --master}
- * (default: spark-submit's, else local[2]).
+ * (default: spark-submit's, else local[2]); {@code --cases} a comma-separated subset of {@code
+ * floor}, {@code spark} and {@code filesort} to run (default all three; without {@code spark} or
+ * {@code floor} the ratios against it are left out), for example to profile one case alone.
  */
 public final class TeraBenchmark {
   private static final String FLOOR = "read, write (no sort)";
@@ -59,10 +62,12 @@ public final class TeraBenchmark {
   private final long seed;
   private final String dir;
   private final String master;
+  private final List<String> cases;
 
   private TeraBenchmark(long rows, int reps, int warmups, int files, int partitions,
-      String engine, long seed, String dir, String master) {
+      String engine, long seed, String dir, String master, List<String> cases) {
     this.master = master;
+    this.cases = cases;
     this.rows = rows;
     this.reps = reps;
     this.warmups = warmups;
@@ -109,6 +114,7 @@ public final class TeraBenchmark {
     long seed = 0;
     String dir = null;
     String master = null;
+    List<String> cases = List.of(FLOOR, SPARK, FILE_SORT);
     for (int i = 0; i < argv.length; i += 2) {
       String option = argv[i];
       if (i + 1 >= argv.length) {
@@ -125,9 +131,10 @@ public final class TeraBenchmark {
         case "--seed" -> seed = seed(value);
         case "--dir" -> dir = value;
         case "--master" -> master = value;
+        case "--cases" -> cases = cases(value);
         default -> throw new IllegalArgumentException("unknown option '" + option
             + "'; options are --rows, --reps, --warmups, --files, --partitions, --engine, --seed, "
-            + "--dir, --master");
+            + "--dir, --master, --cases");
       }
     }
     if (files > TeraOutputFormat.MAX_FILES || partitions > TeraOutputFormat.MAX_FILES) {
@@ -135,7 +142,29 @@ public final class TeraBenchmark {
           + TeraOutputFormat.MAX_FILES);
     }
     return new TeraBenchmark(rows, (int) Math.min(reps, 1000), (int) Math.min(warmups, 1000),
-        (int) files, (int) partitions, engine, seed, dir, master);
+        (int) files, (int) partitions, engine, seed, dir, master, cases);
+  }
+
+  /** The cases {@code --cases} names, in the benchmark's own order. */
+  private static List<String> cases(String value) {
+    List<String> names = Arrays.stream(value.split(",")).map(String::strip).toList();
+    for (String name : names) {
+      if (!List.of("floor", "spark", "filesort").contains(name)) {
+        throw new IllegalArgumentException("--cases takes floor, spark and filesort, not '"
+            + name + "'");
+      }
+    }
+    List<String> cases = new java.util.ArrayList<>();
+    if (names.contains("floor")) {
+      cases.add(FLOOR);
+    }
+    if (names.contains("spark")) {
+      cases.add(SPARK);
+    }
+    if (names.contains("filesort")) {
+      cases.add(FILE_SORT);
+    }
+    return List.copyOf(cases);
   }
 
   private static long seed(String value) {
@@ -174,7 +203,6 @@ public final class TeraBenchmark {
       out.printf(Locale.ROOT, "generated in %.2f s (%,.0f records/s), checksum %s%n",
           generateSeconds, rows / generateSeconds, generated.sumHex());
 
-      List<String> cases = List.of(FLOOR, SPARK, FILE_SORT);
       double[][] seconds = new double[cases.size()][reps];
       double[][] spilledMb = new double[cases.size()][reps];
       double[][] shuffleMb = new double[cases.size()][reps];
@@ -301,17 +329,21 @@ public final class TeraBenchmark {
 
   private void printTable(List<String> cases, double[][] seconds, double[][] spilledMb,
       double[][] shuffleMb, double validateSeconds, PrintStream out) {
-    double baseline = ExampleRuntime.median(seconds[cases.indexOf(SPARK)]);
-    double floor = ExampleRuntime.median(seconds[cases.indexOf(FLOOR)]);
+    double baseline = cases.contains(SPARK)
+        ? ExampleRuntime.median(seconds[cases.indexOf(SPARK)]) : Double.NaN;
+    double floor = cases.contains(FLOOR)
+        ? ExampleRuntime.median(seconds[cases.indexOf(FLOOR)]) : Double.NaN;
     out.printf(Locale.ROOT, "%-30s %9s %9s %9s %11s %7s %8s %10s %10s%n", "case", "median s",
         "min s", "max s", "Mrecords/s", "ratio", "x floor", "spill MB", "shuffle MB");
     for (int c = 0; c < cases.size(); c++) {
       double median = ExampleRuntime.median(seconds[c]);
-      out.printf(Locale.ROOT, "%-30s %9.2f %9.2f %9.2f %11.2f %7s %8.2f %10.1f %10.1f%n",
+      out.printf(Locale.ROOT, "%-30s %9.2f %9.2f %9.2f %11.2f %7s %8s %10.1f %10.1f%n",
           cases.get(c), median, Arrays.stream(seconds[c]).min().orElse(0),
           Arrays.stream(seconds[c]).max().orElse(0), rows / median / 1e6,
-          cases.get(c).equals(FLOOR) ? "" : String.format(Locale.ROOT, "%.2f", median / baseline),
-          median / floor, ExampleRuntime.median(spilledMb[c]),
+          cases.get(c).equals(FLOOR) || Double.isNaN(baseline) ? ""
+              : String.format(Locale.ROOT, "%.2f", median / baseline),
+          Double.isNaN(floor) ? "" : String.format(Locale.ROOT, "%.2f", median / floor),
+          ExampleRuntime.median(spilledMb[c]),
           ExampleRuntime.median(shuffleMb[c]));
     }
     out.printf(Locale.ROOT, "ratio: median / the median of Spark's %s of the same records; "
