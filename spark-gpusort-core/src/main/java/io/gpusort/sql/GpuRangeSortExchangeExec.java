@@ -12,8 +12,8 @@ import org.apache.spark.MapOutputStatistics;
 import org.apache.spark.ShuffleDependency;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.SortOrder;
-import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 import org.apache.spark.sql.catalyst.plans.logical.Statistics;
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
 import org.apache.spark.sql.catalyst.plans.physical.UnknownPartitioning;
@@ -30,7 +30,6 @@ import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.execution.metric.SQLMetrics;
 import org.apache.spark.sql.execution.metric.SQLShuffleReadMetricsReporter;
 import org.apache.spark.sql.execution.metric.SQLShuffleWriteMetricsReporter;
-import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import scala.Option;
 import scala.Tuple2;
@@ -136,7 +135,7 @@ public final class GpuRangeSortExchangeExec extends Exchange implements ShuffleE
           SortInputs.expectedPartitionRows(child, numInput));
       // The reduce side's partitions are the exchange's: no estimate for them.
       SortPlan plan = SortInputs.plan(order, child, conf, sortMetrics(), maxPartitions, 0);
-      RangeBounds bounds = computeBounds(rows, plan, conf);
+      RangeBounds bounds = computeBounds(rows, plan);
       int numOutput = plan.outputPartitions > 0 ? plan.outputPartitions : bounds.numPartitions();
       RDD<Tuple2<Integer, RowChunk>> chunks = SortPipelines.sortAndCut(rows, batches, mapPlan,
           bounds);
@@ -164,26 +163,23 @@ public final class GpuRangeSortExchangeExec extends Exchange implements ShuffleE
 
   /**
    * The range bounds, sampled from a scan of the key columns alone where the child is a columnar
-   * scan whose rows all have one size (which then counts the input's bytes) and whose keys are
-   * exact (no truncated string, whose ties would need the sampled rows whole); else from the
-   * child's rows.
+   * scan whose rows have a known size (one fixed size, or an average its statistics give: the
+   * sampled rows then count the input's bytes); else from the child's rows. The rows sampled
+   * from the key scan are made into rows of the child's columns (the others null), so that
+   * where keys are truncated (strings, binary) the bounds' rows compare with the child's.
    */
-  private RangeBounds computeBounds(RDD<InternalRow> rows, SortPlan plan, GpuSortConf conf) {
-    StructType schema = child.schema();
-    boolean fixedWidth = java.util.Arrays.stream(schema.fields())
-        .allMatch(f -> UnsafeRow.isFixedLength(f.dataType()));
-    SparkPlan keyScan = fixedWidth && !plan.keys.layout.needsTieBreak()
-        ? SortInputs.keyColumnsScan(order, child) : null;
+  private RangeBounds computeBounds(RDD<InternalRow> rows, SortPlan plan) {
+    long rowBytes = SortInputs.sampledRowBytes(child);
+    SparkPlan keyScan = rowBytes > 0 ? SortInputs.keyColumnsScan(order, child) : null;
     if (keyScan == null) {
       return SortPipelines.computeBounds(rows, plan);
     }
     KEY_COLUMN_SAMPLES.incrementAndGet();
-    SortPlan keyPlan = SortInputs.plan(order, keyScan, conf, SortMetrics.NONE, maxPartitions, 0);
-    long rowBytes = UnsafeRow.calculateBitSetWidthInBytes(schema.size()) + 8L * schema.size();
+    List<Expression> widen = SortInputs.widenToChild(keyScan, child);
     RDD<ColumnarBatch> keyBatches = SortInputs.keyColumnBatches(keyScan);
     return keyBatches != null
-        ? SortPipelines.computeBoundsFromBatches(keyBatches, keyPlan, rowBytes)
-        : SortPipelines.computeBounds(keyScan.execute(), keyPlan, rowBytes);
+        ? SortPipelines.computeBoundsFromBatches(keyBatches, plan, rowBytes, widen)
+        : SortPipelines.computeBounds(keyScan.execute(), plan, rowBytes, widen);
   }
 
   /** Range bounds this process sampled from the key columns alone, for tests. */

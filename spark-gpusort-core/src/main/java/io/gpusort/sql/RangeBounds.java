@@ -8,6 +8,7 @@ import java.util.Iterator;
 import java.util.List;
 import org.apache.spark.TaskContext;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 import org.apache.spark.sql.catalyst.expressions.codegen.LazilyGeneratedOrdering;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
@@ -101,11 +102,12 @@ final class RangeBounds implements Serializable {
 
   /**
    * As {@link #sample}, from a partition's batches of columns (the key columns of a columnar
-   * scan): only the rows kept are read, a batch without one is passed over whole. Bytes are not
-   * counted (0); the caller knows the rows' size.
+   * scan): only the rows kept are read, a batch without one is passed over whole, and each made
+   * into a row of the sort's input by {@code widen} where it is not null. Bytes are not counted
+   * (0); the caller knows the rows' size.
    */
   static PartitionSample sampleBatches(Iterator<ColumnarBatch> batches, int partition,
-      int sampleSize, RowKeys keys, TaskContext task) {
+      int sampleSize, RowKeys keys, UnsafeProjection widen, TaskContext task) {
     Reservoir reservoir = new Reservoir(sampleSize, partition);
     long n = 0;
     while (batches.hasNext()) {
@@ -115,7 +117,8 @@ final class RangeBounds implements Serializable {
       ColumnarBatch batch = batches.next();
       int numRows = batch.numRows();
       for (long at = reservoir.nextWanted(n); at < n + numRows; at = reservoir.nextWanted(at + 1)) {
-        reservoir.keep(keys.asUnsafe(batch.getRow((int) (at - n))).copy(), at);
+        InternalRow row = batch.getRow((int) (at - n));
+        reservoir.keep(keys.asUnsafe(widen == null ? row : widen.apply(row)).copy(), at);
       }
       n += numRows;
     }

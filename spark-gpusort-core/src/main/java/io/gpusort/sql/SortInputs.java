@@ -2,22 +2,30 @@ package io.gpusort.sql;
 
 import io.gpusort.config.GpuSortConf;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.apache.spark.network.util.JavaUtils;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeSet;
+import org.apache.spark.sql.catalyst.expressions.BoundReference;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.expressions.SortOrder;
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.Project;
+import org.apache.spark.sql.catalyst.plans.logical.Statistics;
 import org.apache.spark.sql.execution.CommandExecutionMode;
 import org.apache.spark.sql.execution.ColumnarToRowExec;
 import org.apache.spark.sql.execution.InputAdapter;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.WholeStageCodegenExec;
 import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec;
+import org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation;
 import org.apache.spark.sql.internal.SQLConf;
+import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import scala.collection.immutable.Seq;
 import scala.jdk.javaapi.CollectionConverters;
@@ -93,11 +101,12 @@ final class SortInputs {
   /**
    * A plan of its own that reads only the columns {@code order} refers to, from the same source
    * as {@code child}, where the child's rows come from a columnar scan (the in-memory cache,
-   * Parquet, ORC: each reads the columns it is asked for, and no more) and hold other columns
-   * too; null otherwise. The sort's range bounds can be sampled from it for less than a read of
-   * every column: its rows are the child's, in the same partitions where the scan splits its
-   * input the same way (if not, the bounds only balance the output less well: any bounds keep the
-   * order).
+   * Parquet, ORC, a DSv2 source that prunes columns: each reads the columns it is asked for, and
+   * no more) and hold other columns too; null otherwise. The sort's range bounds can be sampled
+   * from it for less than a read of every column: its rows are the child's, in the same
+   * partitions where the scan splits its input the same way (if not, or where a DSv2 source
+   * took a filter into its scan that the plan of the keys alone no longer has, the bounds only
+   * balance the output less well: any bounds keep the order).
    */
   static SparkPlan keyColumnsScan(Seq<SortOrder> order, SparkPlan child) {
     if (columnarSource(child, true) == null) {
@@ -108,6 +117,11 @@ final class SortInputs {
       return null;
     }
     LogicalPlan source = plan.logicalLink().get();
+    if (source instanceof DataSourceV2ScanRelation scan) {
+      // A DSv2 scan already pruned to the child's columns: plan the table's relation again, so
+      // that the optimizer asks the source for the keys alone (the attributes are the same).
+      source = scan.relation();
+    }
     AttributeSet keys = AttributeSet.fromAttributeSets(CollectionConverters.asScala(
         CollectionConverters.asJava(order).stream().map(SortOrder::references).toList()));
     if (keys.isEmpty() || keys.size() >= child.output().size()
@@ -121,6 +135,51 @@ final class SortInputs {
     Project project = new Project(CollectionConverters.asScala(columns).toList(), source);
     return child.session().sessionState().executePlan(project, CommandExecutionMode.ALL())
         .executedPlan();
+  }
+
+  /**
+   * Expressions over a row of {@code keyScan} (a plan {@link #keyColumnsScan} made) that give a
+   * row of {@code child}'s columns: each key column where the child has it, every other column
+   * null.
+   */
+  static List<Expression> widenToChild(SparkPlan keyScan, SparkPlan child) {
+    List<Attribute> keys = CollectionConverters.asJava(keyScan.output());
+    List<Expression> row = new ArrayList<>();
+    for (Attribute column : CollectionConverters.asJava(child.output())) {
+      int at = -1;
+      for (int k = 0; k < keys.size() && at < 0; k++) {
+        if (keys.get(k).exprId().equals(column.exprId())) {
+          at = k;
+        }
+      }
+      row.add(at >= 0 ? new BoundReference(at, column.dataType(), column.nullable())
+          : Literal.create(null, column.dataType()));
+    }
+    return row;
+  }
+
+  /**
+   * The bytes a row of {@code child} counts as when the range bounds are sampled from its key
+   * columns alone: a row's size where every column has a fixed width; else the average Spark's
+   * statistics give (a source that reports its rows and bytes, such as a DSv2 scan); 0 where
+   * neither is known, and the bounds must be sampled from the rows, which count themselves.
+   */
+  static long sampledRowBytes(SparkPlan child) {
+    StructType schema = child.schema();
+    if (Arrays.stream(schema.fields()).allMatch(f -> UnsafeRow.isFixedLength(f.dataType()))) {
+      return UnsafeRow.calculateBitSetWidthInBytes(schema.size()) + 8L * schema.size();
+    }
+    SparkPlan plan = logicalOrigin(child);
+    if (plan == null) {
+      return 0;
+    }
+    Statistics stats = plan.logicalLink().get().stats();
+    if (stats.rowCount().isEmpty() || stats.rowCount().get().signum() <= 0
+        || !stats.sizeInBytes().isValidLong()) {
+      return 0;
+    }
+    long rows = stats.rowCount().get().longValue();
+    return Math.max(1, stats.sizeInBytes().longValue() / rows);
   }
 
   /**

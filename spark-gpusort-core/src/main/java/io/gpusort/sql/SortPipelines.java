@@ -10,6 +10,8 @@ import org.apache.spark.api.java.JavaRDD;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.rdd.ShuffledRDD;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 import org.apache.spark.sql.execution.UnsafeRowSerializer;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
@@ -17,6 +19,7 @@ import scala.Product2;
 import scala.Tuple2;
 import scala.reflect.ClassTag;
 import scala.reflect.ClassTag$;
+import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * The RDD pipelines behind the sort nodes: a local sort of each partition, the global sort that
@@ -136,25 +139,64 @@ final class SortPipelines {
    * rows sampled are the key columns alone, their rows all of that size), else as its own size.
    */
   static RangeBounds computeBounds(RDD<InternalRow> input, SortPlan plan, long rowBytes) {
+    return computeBounds(input, plan, rowBytes, null);
+  }
+
+  /**
+   * As above, where {@code widen} is not null each row first made into a row of {@code plan}'s
+   * input by these expressions (bound to the rows sampled: the key columns alone, placed where
+   * the sort's input has them, every other column null).
+   */
+  static RangeBounds computeBounds(RDD<InternalRow> input, SortPlan plan, long rowBytes,
+      List<Expression> widen) {
     int perPartition = samplePerPartition(input.getNumPartitions(), plan);
     List<RangeBounds.PartitionSample> samples = input.toJavaRDD().mapPartitionsWithIndex(
-        (partition, rows) -> Collections.singletonList(RangeBounds.sample(rows, partition,
-            perPartition, new RowKeys(plan), TaskContext.get())).iterator(), false).collect();
+        (partition, rows) -> Collections.singletonList(RangeBounds.sample(
+            widened(rows, widen), partition, perPartition, new RowKeys(plan),
+            TaskContext.get())).iterator(), false).collect();
     return chooseBounds(samples, plan, rowBytes);
   }
 
   /**
-   * As {@link #computeBounds(RDD, SortPlan, long)}, from batches of the key columns alone (a
-   * columnar scan's), rows of {@code rowBytes} each: only the rows sampled are read.
+   * As {@link #computeBounds(RDD, SortPlan, long, List)}, from batches of the key columns alone
+   * (a columnar scan's), rows of {@code rowBytes} each: only the rows sampled are read, and made
+   * into rows of {@code plan}'s input by {@code widen}.
    */
   static RangeBounds computeBoundsFromBatches(RDD<ColumnarBatch> input, SortPlan plan,
-      long rowBytes) {
+      long rowBytes, List<Expression> widen) {
     int perPartition = samplePerPartition(input.getNumPartitions(), plan);
     List<RangeBounds.PartitionSample> samples = input.toJavaRDD().mapPartitionsWithIndex(
         (partition, batches) -> Collections.singletonList(RangeBounds.sampleBatches(batches,
-            partition, perPartition, new RowKeys(plan), TaskContext.get())).iterator(), false)
+            partition, perPartition, new RowKeys(plan), projection(widen),
+            TaskContext.get())).iterator(), false)
         .collect();
     return chooseBounds(samples, plan, rowBytes);
+  }
+
+  /** A task's projection of {@code exprs}; null where they are null. */
+  private static UnsafeProjection projection(List<Expression> exprs) {
+    return exprs == null ? null
+        : UnsafeProjection.create(CollectionConverters.asScala(exprs).toSeq());
+  }
+
+  /** {@code rows}, each made into a row by {@code widen}'s projection (where not null). */
+  private static Iterator<InternalRow> widened(Iterator<InternalRow> rows,
+      List<Expression> widen) {
+    UnsafeProjection projection = projection(widen);
+    if (projection == null) {
+      return rows;
+    }
+    return new Iterator<>() {
+      @Override
+      public boolean hasNext() {
+        return rows.hasNext();
+      }
+
+      @Override
+      public InternalRow next() {
+        return projection.apply(rows.next());
+      }
+    };
   }
 
   /** Rows to sample from each of {@code numInput} partitions (3x over, as Spark's sketch). */

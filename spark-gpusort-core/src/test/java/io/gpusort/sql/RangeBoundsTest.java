@@ -377,7 +377,7 @@ class RangeBoundsTest {
       RangeBounds.PartitionSample fromRows =
           RangeBounds.sample(iterator(rows), 2, sampleSize, fixture.keys, null);
       RangeBounds.PartitionSample fromBatches =
-          RangeBounds.sampleBatches(batches.iterator(), 2, sampleSize, fixture.keys, null);
+          RangeBounds.sampleBatches(batches.iterator(), 2, sampleSize, fixture.keys, null, null);
       String where = "seed " + SEED + ", sample of " + sampleSize;
       assertEquals(ROWS_PER_PARTITION, fromBatches.numRows, where);
       assertEquals(Math.min(sampleSize, ROWS_PER_PARTITION), fromBatches.points.size(), where);
