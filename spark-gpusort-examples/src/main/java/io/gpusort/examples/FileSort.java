@@ -138,7 +138,7 @@ public final class FileSort {
     long rows;
     long elapsedNanos;
     try (StagedOutput staged = target.stage()) {
-      Dataset<Row> data = read(spark, args.format(), input, hadoopConf);
+      Dataset<Row> data = read(spark, args.format(), input);
       Column[] sortOrders = checkedSortOrders(spark, data, args.keys());
       Dataset<Row> sorted = data.transform(GpuSort.<Row>byKey(sortOrders));
       try (SortProgress progress = SortProgress.start(spark.sparkContext(), out, work,
@@ -179,10 +179,10 @@ public final class FileSort {
     return SortProgress.Work.sort(bytes / TeraRecords.RECORD_BYTES, bytes);
   }
 
-  private static Dataset<Row> read(SparkSession spark, String format, Path input,
-      Configuration conf) throws IOException {
+  private static Dataset<Row> read(SparkSession spark, String format, Path input)
+      throws IOException {
     if (format.equals(FileSortArgs.TERASORT)) {
-      return TeraFiles.read(spark, input, conf);
+      return TeraFiles.read(spark, input);
     }
     DataFrameReader reader = spark.read().format(format);
     if (format.equals("csv")) {

@@ -187,7 +187,7 @@ public final class TeraBenchmark {
       long start = System.nanoTime();
       TeraChecksum generated = TeraGen.generate(spark, rows, numFiles, seed, input);
       double generateSeconds = ExampleRuntime.seconds(System.nanoTime() - start);
-      int splits = TeraFiles.read(spark, input, conf).rdd().getNumPartitions();
+      int splits = TeraFiles.read(spark, input).rdd().getNumPartitions();
       int outputs = partitions > 0 ? partitions : splits;
       // Spark's sort into as many partitions as FileSort's --partitions gives GpuSort.
       spark.conf().set("spark.sql.shuffle.partitions", Integer.toString(outputs));
@@ -276,9 +276,9 @@ public final class TeraBenchmark {
     Configuration conf = spark.sparkContext().hadoopConfiguration();
     long start = System.nanoTime();
     if (name.equals(FLOOR)) {
-      TeraFiles.write(TeraFiles.read(spark, input, conf), output, conf);
+      TeraFiles.write(TeraFiles.read(spark, input), output, conf);
     } else if (name.equals(SPARK)) {
-      TeraFiles.write(TeraFiles.read(spark, input, conf).orderBy(col(TeraRecords.KEY_COLUMN)),
+      TeraFiles.write(TeraFiles.read(spark, input).orderBy(col(TeraRecords.KEY_COLUMN)),
           output, conf);
     } else {
       runFileSort(spark, "--input", input.toString(), "--format", "terasort", "--output",

@@ -1,76 +1,45 @@
 package io.gpusort.examples;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.util.Iterator;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
-import org.apache.hadoop.io.BytesWritable;
-import org.apache.hadoop.io.LongWritable;
 import org.apache.spark.api.java.JavaPairRDD;
-import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.catalyst.InternalRow;
-import org.apache.spark.sql.catalyst.expressions.codegen.UnsafeRowWriter;
+import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+import org.apache.spark.unsafe.Platform;
 import org.apache.spark.util.LongAccumulator;
 import scala.Tuple2;
 
 /**
  * TeraSort files to and from Spark: records read as a DataFrame of {@link TeraRecords#SCHEMA}
- * through {@link TeraInputFormat}, and written through {@link TeraOutputFormat} as one
+ * through {@link TeraSortSource}, and written through {@link TeraOutputFormat} as one
  * {@code part-NNNNN} file per partition.
  */
 final class TeraFiles {
   private TeraFiles() {}
 
   /**
-   * The records of the files {@link TeraInputFormat} lists for {@code input}, one partition per
-   * Hadoop split, as the columns {@code key} and {@code value}. Each record's bytes are copied
-   * once, from Hadoop's reused buffer into Spark's row format; no external {@link Row} is made.
-   * Check the files' lengths first ({@link TeraInputFormat#partialRecordError}): Hadoop fails a
-   * partial record only in the task that reads it.
+   * The records of the files {@link TeraInputFormat} lists for {@code input}, as the columns
+   * {@code key} and {@code value}, read by {@link TeraSortSource}: each file in pieces of at most
+   * {@code spark.sql.files.maxPartitionBytes} (whole records), a partition a piece, in columnar
+   * batches that GpuSort's columnar intake takes without making rows; a query that needs only
+   * the keys reads only them. The Hadoop settings are the session's.
    *
-   * @param conf the Hadoop configuration (copied), such as the session's, where
-   *     {@code mapreduce.input.fileinputformat.split.maxsize} bounds the split size
+   * @throws IOException if {@code input} matches nothing, or a file is not a whole number of
+   *     records ({@link TeraInputFormat#partialRecordError}'s message)
    */
-  static Dataset<Row> read(SparkSession spark, Path input, Configuration conf)
-      throws IOException {
-    JavaSparkContext jsc = JavaSparkContext.fromSparkContext(spark.sparkContext());
-    JavaPairRDD<LongWritable, BytesWritable> records = jsc.newAPIHadoopRDD(
-        TeraInputFormat.jobConf(conf, input), TeraInputFormat.class, LongWritable.class,
-        BytesWritable.class);
-    RDD<InternalRow> rows = records.mapPartitions(TeraFiles::toRows, true).rdd();
-    // Spark's own entry for rows already in its format: Java sees the Scala package-private
-    // method, which skips the conversion of each external Row that createDataFrame would do.
-    return ((org.apache.spark.sql.classic.SparkSession) spark)
-        .internalCreateDataFrame(rows, TeraRecords.SCHEMA, false);
-  }
-
-  /**
-   * The records as Spark rows: one {@code UnsafeRow} reused for every record, as Spark's scans
-   * do (operators that keep a row copy it).
-   */
-  private static Iterator<InternalRow> toRows(Iterator<Tuple2<LongWritable, BytesWritable>> in) {
-    // 8 bytes of null bits, two 8-byte field slots, the key and value padded to whole words.
-    UnsafeRowWriter writer = new UnsafeRowWriter(2, 16 + 96);
-    return new Iterator<>() {
-      @Override
-      public boolean hasNext() {
-        return in.hasNext();
-      }
-
-      @Override
-      public InternalRow next() {
-        byte[] record = in.next()._2().getBytes();
-        writer.reset();
-        writer.zeroOutNullBytes();
-        writer.write(0, record, 0, TeraRecords.KEY_BYTES);
-        writer.write(1, record, TeraRecords.KEY_BYTES, TeraRecords.VALUE_BYTES);
-        return writer.getRow();
-      }
-    };
+  static Dataset<Row> read(SparkSession spark, Path input) throws IOException {
+    try {
+      return spark.read().format(TeraSortSource.class.getName()).load(input.toString());
+    } catch (UncheckedIOException e) {
+      throw e.getCause();
+    }
   }
 
   /**
@@ -102,12 +71,20 @@ final class TeraFiles {
         TeraOutputFormat.class, new Configuration(conf));
   }
 
-  /** Key and value of each row, counted into an accumulator when the partition ends. */
-  private static final class CountedPairs implements Iterator<Tuple2<byte[], byte[]>> {
+  /**
+   * Key and value of each row, counted into an accumulator when the partition ends. The key and
+   * value of Spark's own rows are copied into two arrays (and one pair) reused for every row,
+   * which {@link TeraOutputFormat}'s writer allows; other rows give arrays of their own.
+   */
+  static final class CountedPairs implements Iterator<Tuple2<byte[], byte[]>> {
     private final Iterator<InternalRow> rows;
     private final int key;
     private final int value;
     private final LongAccumulator written;
+    // One key and one value for the whole partition: the writer writes them before it returns.
+    private final byte[] keyBytes = new byte[TeraRecords.KEY_BYTES];
+    private final byte[] valueBytes = new byte[TeraRecords.VALUE_BYTES];
+    private final Tuple2<byte[], byte[]> pair = new Tuple2<>(keyBytes, valueBytes);
     private long count;
     private boolean counted;
 
@@ -133,7 +110,32 @@ final class TeraFiles {
     public Tuple2<byte[], byte[]> next() {
       InternalRow row = rows.next();
       count++;
+      if (row instanceof UnsafeRow unsafe && copyField(unsafe, key, keyBytes)
+          && copyField(unsafe, value, valueBytes)) {
+        return pair;
+      }
+      // Not Spark's row format, a null, or a field of the wrong length, which the writer reports.
       return new Tuple2<>(row.getBinary(key), row.getBinary(value));
+    }
+
+    /**
+     * Copies binary field {@code ordinal} of {@code row} into {@code to} where it is not null and
+     * exactly as long; returns whether it did.
+     */
+    private static boolean copyField(UnsafeRow row, int ordinal, byte[] to) {
+      if (row.isNullAt(ordinal)) {
+        return false;
+      }
+      // A variable-length field's slot: its offset in the row (high half) and its size (low).
+      long offsetAndSize = row.getLong(ordinal);
+      int offset = (int) (offsetAndSize >>> 32);
+      int size = (int) offsetAndSize;
+      if (size != to.length) {
+        return false;
+      }
+      Platform.copyMemory(row.getBaseObject(), row.getBaseOffset() + offset, to,
+          Platform.BYTE_ARRAY_OFFSET, size);
+      return true;
     }
   }
 }

@@ -27,6 +27,10 @@ import org.apache.hadoop.mapreduce.lib.input.FixedLengthRecordReader;
  * or a glob's matches, skipping names that start with {@code _} or {@code .} (such as
  * {@code _SUCCESS} and checksum files) and, here, subdirectories.
  *
+ * <p>Spark reads these files through {@link TeraSortSource}, which lists them here ({@link
+ * #inputFiles}) and checks them ({@link #partialRecordError}); this class remains the format for
+ * a Hadoop job.
+ *
  * <p>Hadoop reports a file whose length is not a whole number of records only when the split
  * with its end is read ("Partial record found at the end of split", without the file's name);
  * {@link #inputFiles} and {@link #partialRecordError} find it before any task runs.

@@ -91,7 +91,7 @@ class SortProgressTest {
     try (PrintStream sink = new PrintStream(printed, true, StandardCharsets.UTF_8);
          SortProgress progress = SortProgress.start(spark.sparkContext(), sink,
              Work.sort(ROWS, (long) ROWS * TeraRecords.RECORD_BYTES), 3_600_000)) {
-      TeraFiles.write(TeraFiles.read(spark, TeraFilesTest.hadoopPath(in), conf)
+      TeraFiles.write(TeraFiles.read(spark, TeraFilesTest.hadoopPath(in))
           .transform(GpuSort.<Row>byKey(col("key"))), TeraFilesTest.hadoopPath(out), conf);
       WriteCapture.awaitListeners(spark);
       counts = progress.counts();

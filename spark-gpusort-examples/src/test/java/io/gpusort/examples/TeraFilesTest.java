@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.stream.Stream;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FileStatus;
@@ -28,6 +29,7 @@ import scala.Tuple2;
 
 class TeraFilesTest {
   private static final long SEED = 77L;
+  private static final String MAX_PARTITION_BYTES = "spark.sql.files.maxPartitionBytes";
 
   @TempDir
   Path tmp;
@@ -45,15 +47,14 @@ class TeraFilesTest {
     Files.createDirectory(dir.resolve("sub"));
     int rows = firstFileRows + 3;
 
-    Configuration conf = new Configuration(SharedSpark.get().sparkContext().hadoopConfiguration());
-    // Not a multiple of 100, so nearly every split starts and ends inside a record.
-    conf.setLong("mapreduce.input.fileinputformat.split.maxsize", 100_003);
-    Dataset<Row> data = TeraFiles.read(SharedSpark.get(), hadoopPath(dir), conf);
-
-    int partitions = data.rdd().getNumPartitions();
-    assertTrue(partitions >= 10, "expected 10 splits of the first file or more, got " + partitions);
+    // Not a multiple of 100: each piece is the whole records within it, 1,000 of them.
+    List<Row> collected = withMaxPartitionBytes(100_003, () -> {
+      Dataset<Row> data = TeraFiles.read(SharedSpark.get(), hadoopPath(dir));
+      assertEquals(11 + 1, data.rdd().getNumPartitions(), "pieces of 1,000 records at most");
+      return data.collectAsList();
+    });
     int[] seen = new int[rows];
-    for (Row row : data.collectAsList()) {
+    for (Row row : collected) {
       byte[] record = concat(row.getAs("key"), row.getAs("value"));
       long id = TeraRecords.rowId(record, 0);
       assertArrayEquals(record(id), record, "record of row " + id);
@@ -131,6 +132,21 @@ class TeraFilesTest {
   }
 
   // ---------------------------------------------------------------- helpers
+
+  /** {@code body}'s result with {@code spark.sql.files.maxPartitionBytes} set meanwhile. */
+  static <T> T withMaxPartitionBytes(long bytes, Callable<T> body) throws IOException {
+    SparkSession spark = SharedSpark.get();
+    spark.conf().set(MAX_PARTITION_BYTES, Long.toString(bytes));
+    try {
+      return body.call();
+    } catch (IOException | RuntimeException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    } finally {
+      spark.conf().unset(MAX_PARTITION_BYTES);
+    }
+  }
 
   static byte[] record(long row) {
     byte[] record = new byte[TeraRecords.RECORD_BYTES];
