@@ -63,7 +63,7 @@ final class RunBuilder implements AutoCloseable {
    */
   static final long SORT_BYTES_PER_ROW = 32;
   /** The smallest pooled buffer, which a small run's permutation may round up to. */
-  private static final long SORT_BYTES_SLACK = HostBuffer.sizeClassBytes(1);
+  static final long SORT_BYTES_SLACK = HostBuffer.sizeClassBytes(1);
   /** Above this many runs per row, merging presorted runs costs more than sorting again. */
   private static final int MIN_ROWS_PER_PRESORTED_RUN = 32;
   /** Rows between two checks for a killed task in the host loops of a seal. */
@@ -95,8 +95,9 @@ final class RunBuilder implements AutoCloseable {
   /**
    * Rows the first row index of a run is sized for: each doubling copies the index so far, as
    * many bytes again as the final one, so a run whose rows are known ahead starts at its size.
+   * Dropped to {@link #INITIAL_ROWS} once the pages were refused memory that such an index held.
    */
-  private final int firstCapacity;
+  private int firstCapacity;
   /** Bytes of each run's staging ring; 0 for none. */
   private final long stagingBytes;
   /** The run's pages on their way to the device, or null. */
@@ -169,7 +170,20 @@ final class RunBuilder implements AutoCloseable {
     if (!uploadOpened) {
       openUpload();
     }
-    return rows.tryMakeRoom(rowSize);
+    if (rows.tryMakeRoom(rowSize)) {
+      return true;
+    }
+    if (capacity > INITIAL_ROWS && capacity > 2L * numRows) {
+      // The estimate's index holds memory the rows need (the task was granted it while it ran
+      // alone, say): later runs grow their index with their rows, and an empty one starts over.
+      firstCapacity = INITIAL_ROWS;
+      if (numRows == 0) {
+        releaseIndex();
+        capacity = 0;
+        return tryGrow() && rows.tryMakeRoom(rowSize);
+      }
+    }
+    return false;
   }
 
   /**

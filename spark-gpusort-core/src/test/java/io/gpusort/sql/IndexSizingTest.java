@@ -70,6 +70,36 @@ class IndexSizingTest {
     builder.close();
   }
 
+  /**
+   * An estimate whose index Spark grants but that leaves less than a page for the rows (a task
+   * granted it while it ran alone): the index is given back and grown with the rows, rather than
+   * the run failing for memory with no row in it.
+   */
+  @Test
+  void anEstimateThatLeavesNoRoomForTheRowsIsGivenBack() {
+    long taskMemory = 4L << 20;
+    int estimate = 100_000;
+    // What the estimate's index and the first page take, measured on a builder of its own.
+    SortMemory probeMemory = memory(taskMemory);
+    RunBuilder probe = builder(probeMemory, estimate);
+    assertTrue(probe.tryMakeRoom(16));
+    long indexAndPage = probeMemory.getUsed();
+    probe.close();
+
+    SortMemory memory = memory(taskMemory);
+    // Leave the index and half a page: execution may take the storage half too, 8 MiB in all.
+    long filler = 2 * taskMemory - indexAndPage + PAGE_BYTES / 2;
+    assertTrue(memory.tryReserve(filler));
+    RunBuilder builder = builder(memory, estimate);
+    int rows = 20_000;
+    fill(builder, rows);
+    assertTrue(builder.capacity() >= rows && builder.capacity() < estimate,
+        "capacity " + builder.capacity());
+    builder.close();
+    memory.unreserve(filler);
+    assertEquals(0, memory.getUsed());
+  }
+
   @Test
   void aMaterializedCacheOrARangeGivesEachPartitionsRows() {
     SparkSession spark = SparkTestSession.get();
@@ -127,17 +157,27 @@ class IndexSizingTest {
         node.child().execute().getNumPartitions());
   }
 
+  private static final int PAGE_BYTES = 64 << 10;
+
   private static RunBuilder builder(long taskMemory, int firstCapacity) {
+    return builder(memory(taskMemory), firstCapacity);
+  }
+
+  /** A task's memory: {@code taskMemory} for execution, as much again for storage. */
+  private static SortMemory memory(long taskMemory) {
     UnifiedMemoryManager manager =
         new UnifiedMemoryManager(new SparkConf(), taskMemory * 2, taskMemory, 1);
-    SortMemory memory = new SortMemory(new TaskMemoryManager(manager, 0));
+    return new SortMemory(new TaskMemoryManager(manager, 0));
+  }
+
+  private static RunBuilder builder(SortMemory memory, int firstCapacity) {
     AttributeReference key = RowKeyEncoderTest.attribute("k", DataTypes.LongType, false);
     StructType schema = new StructType(new StructField[] {
         new StructField("k", DataTypes.LongType, false, Metadata.empty())});
     KeySpec spec = KeySpec.of(List.of(RowKeyEncoderTest.sortOrder(key, false, true)),
         CollectionConverters.asScala(List.<Attribute>of(key)).toList(), 16);
     SortPlan plan = new SortPlan(spec, schema, GpuSortConf.of(Map.of()), 4, 64L << 20);
-    return new RunBuilder(new RowKeys(plan), memory, 64 << 10, false, 1, () -> null,
+    return new RunBuilder(new RowKeys(plan), memory, PAGE_BYTES, false, 1, () -> null,
         firstCapacity);
   }
 
