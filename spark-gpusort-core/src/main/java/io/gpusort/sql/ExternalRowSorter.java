@@ -142,7 +142,20 @@ final class ExternalRowSorter implements SortMemory.Spiller {
    * host by their keys (each map side's block is sorted) otherwise.
    */
   static Iterator<InternalRow> sortChunksInTask(SortPlan plan, Iterator<RowChunk> chunks) {
+    return sortChunksInTask(plan, chunks, 0);
+  }
+
+  /**
+   * As above, the first run's index sized for {@code expectedRows} (the rows the map side wrote
+   * for the partitions this task reads, as far as known; 0 where not).
+   */
+  static Iterator<InternalRow> sortChunksInTask(SortPlan plan, Iterator<RowChunk> chunks,
+      long expectedRows) {
     ExternalRowSorter sorter = inTask(plan, false);
+    if (expectedRows > 0) {
+      sorter.builder.expectCapacity(
+          RunBuilder.firstCapacity(expectedRows, plan.runBytes, sorter.keys.numWords));
+    }
     // On the CPU engine, a loser tree over the encoded keys of the blocks; on a GPU, the blocks'
     // runs merged on the device (keys of one word) or their concatenation sorted there.
     if (!sorter.engine.sortsOnGpu()) {

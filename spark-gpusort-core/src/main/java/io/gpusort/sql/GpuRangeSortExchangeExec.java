@@ -238,7 +238,17 @@ public final class GpuRangeSortExchangeExec extends Exchange implements ShuffleE
   @Override
   public RDD<InternalRow> getShuffleRDD(ShufflePartitionSpec[] specs) {
     ShuffleDependency<Integer, RowChunk, RowChunk> dep = dependency();
-    return new MergedBlocksRDD(dep, specs, readMetrics(), reducePlan);
+    return new MergedBlocksRDD(dep, specs, readMetrics(), reducePlan, rowsPerOutputPartition(dep));
+  }
+
+  /**
+   * Rows the map side wrote for each output partition on average, once its stage ran (adaptive
+   * execution reads the shuffle after it); 0 before.
+   */
+  private long rowsPerOutputPartition(ShuffleDependency<Integer, RowChunk, RowChunk> dep) {
+    long rows = metric(ROWS_WRITTEN).value();
+    int n = dep.partitioner().numPartitions();
+    return rows <= 0 || n <= 0 ? 0 : (rows + n - 1) / n;
   }
 
   @Override
@@ -249,7 +259,7 @@ public final class GpuRangeSortExchangeExec extends Exchange implements ShuffleE
     for (int p = 0; p < n; p++) {
       specs[p] = new CoalescedPartitionSpec(p, p + 1, Option.empty());
     }
-    return new MergedBlocksRDD(dep, specs, readMetrics(), reducePlan);
+    return new MergedBlocksRDD(dep, specs, readMetrics(), reducePlan, rowsPerOutputPartition(dep));
   }
 
   @Override

@@ -35,10 +35,16 @@ final class MergedBlocksRDD extends RDD<InternalRow> {
   private final ShufflePartitionSpec[] specs;
   private final scala.collection.immutable.Map<String, SQLMetric> readMetrics;
   private final SortPlan plan;
+  /** Rows the map side wrote for each output partition on average; 0 where not known. */
+  private final long rowsPerOutputPartition;
 
+  /**
+   * @param rowsPerOutputPartition rows the map side wrote for each output partition on average
+   *     (the bounds balance them), from which a reducer sizes its run's index; 0 where not known
+   */
   MergedBlocksRDD(ShuffleDependency<Integer, RowChunk, RowChunk> dependency,
       ShufflePartitionSpec[] specs, scala.collection.immutable.Map<String, SQLMetric> readMetrics,
-      SortPlan plan) {
+      SortPlan plan, long rowsPerOutputPartition) {
     super(dependency.rdd().context(),
         CollectionConverters.asScala(List.<Dependency<?>>of(dependency)).toList(),
         ClassTag$.MODULE$.apply(InternalRow.class));
@@ -46,6 +52,7 @@ final class MergedBlocksRDD extends RDD<InternalRow> {
     this.specs = specs;
     this.readMetrics = readMetrics;
     this.plan = plan;
+    this.rowsPerOutputPartition = rowsPerOutputPartition;
   }
 
   /** One spec of the read. */
@@ -94,8 +101,11 @@ final class MergedBlocksRDD extends RDD<InternalRow> {
     @SuppressWarnings("unchecked")
     Iterator<Product2<Integer, RowChunk>> blocks =
         (Iterator<Product2<Integer, RowChunk>>) (Object) reader.read();
+    // Whole output partitions read from every map task: their rows are about known.
+    long expectedRows = spec instanceof CoalescedPartitionSpec
+        ? rowsPerOutputPartition * (range[3] - range[2]) : 0;
     java.util.Iterator<InternalRow> rows = ExternalRowSorter.sortChunksInTask(plan,
-        SortPipelines.values(CollectionConverters.asJava(blocks)));
+        SortPipelines.values(CollectionConverters.asJava(blocks)), expectedRows);
     return CollectionConverters.asScala(rows);
   }
 }

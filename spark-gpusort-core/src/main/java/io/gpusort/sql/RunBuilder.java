@@ -311,6 +311,15 @@ final class RunBuilder implements AutoCloseable {
     return INDEX_COPIES.sum();
   }
 
+  /**
+   * Sizes the first index of the runs to come for {@code firstCapacity} rows (as {@link
+   * #firstCapacity(long, long, int)} gives it), where the rows a partition holds are known only
+   * once its sort has begun (a reducer, from the rows the map side wrote).
+   */
+  void expectCapacity(int firstCapacity) {
+    this.firstCapacity = firstCapacity;
+  }
+
   /** Rows the run's index holds now (for tests). */
   int capacity() {
     return capacity;

@@ -149,6 +149,31 @@ class IndexSizingTest {
     }
   }
 
+  /**
+   * A global sort's reducers size their index from the rows the map side wrote for their
+   * partitions: above a materialized cache (whose map side knows its rows too) no index grows.
+   */
+  @Test
+  void aGlobalSortsReducersFillTheirIndexOnce() {
+    assumeFalse(SparkTestSession.SPILLING);
+    SparkSession spark = SparkTestSession.get();
+    spark.conf().set(GpuSortConf.OUTPUT_PARTITIONS.key(), "2");
+    Dataset<Row> cached = spark.range(0, 400_000, 1, 2)
+        .selectExpr("(id * 2654435761) % 1000003 AS k", "id").cache();
+    try {
+      cached.count();
+      long copiesBefore = RunBuilder.indexCopies();
+      List<Row> rows = cached.transform(GpuSort.byKey("k")).collectAsList();
+      assertEquals(0, RunBuilder.indexCopies() - copiesBefore, "an index grew, copying itself");
+      assertEquals(400_000, rows.size());
+      for (int i = 1; i < rows.size(); i++) {
+        assertTrue(rows.get(i - 1).getLong(0) <= rows.get(i).getLong(0), "row " + i);
+      }
+    } finally {
+      cached.unpersist(true);
+    }
+  }
+
   /** The estimate the GpuSort node sorting {@code input} by {@code key} gets from its child. */
   private static long estimateOf(Dataset<Row> input, String key) {
     Dataset<Row> sorted = input.transform(GpuSort.withinPartitions(key));
