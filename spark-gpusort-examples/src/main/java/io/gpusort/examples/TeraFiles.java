@@ -2,6 +2,7 @@ package io.gpusort.examples;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.util.Arrays;
 import java.util.Iterator;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.Path;
@@ -56,7 +57,7 @@ final class TeraFiles {
     LongAccumulator written = records.sparkSession().sparkContext()
         .longAccumulator("terasort records written");
     JavaPairRDD<byte[], byte[]> pairs = rows.toJavaRDD().mapPartitionsToPair(
-        it -> new CountedPairs(it, key, value, written));
+        it -> new CountedBlocks(it, key, value, written));
     save(pairs, dir, conf);
     return written.value();
   }
@@ -72,23 +73,27 @@ final class TeraFiles {
   }
 
   /**
-   * Key and value of each row, counted into an accumulator when the partition ends. The key and
-   * value of Spark's own rows are copied into two arrays (and one pair) reused for every row,
-   * which {@link TeraOutputFormat}'s writer allows; other rows give arrays of their own.
+   * The rows' records in blocks of up to {@link #BLOCK_RECORDS}, each block a pair of the records'
+   * bytes and an empty value ({@link TeraOutputFormat} writes it whole), counted into an
+   * accumulator when the partition ends. A full block is one array reused for every block, which
+   * the writer allows; the last, shorter one an array of its length. A row whose key or value is
+   * null or of another length fails the task, as the writer fails such a record.
    */
-  static final class CountedPairs implements Iterator<Tuple2<byte[], byte[]>> {
+  static final class CountedBlocks implements Iterator<Tuple2<byte[], byte[]>> {
+    /** Records a block holds: 100 KB, one write call to the file's buffer. */
+    static final int BLOCK_RECORDS = 1024;
+    private static final byte[] NO_VALUE = new byte[0];
+
     private final Iterator<InternalRow> rows;
     private final int key;
     private final int value;
     private final LongAccumulator written;
-    // One key and one value for the whole partition: the writer writes them before it returns.
-    private final byte[] keyBytes = new byte[TeraRecords.KEY_BYTES];
-    private final byte[] valueBytes = new byte[TeraRecords.VALUE_BYTES];
-    private final Tuple2<byte[], byte[]> pair = new Tuple2<>(keyBytes, valueBytes);
+    private final byte[] block = new byte[BLOCK_RECORDS * TeraRecords.RECORD_BYTES];
+    private final Tuple2<byte[], byte[]> full = new Tuple2<>(block, NO_VALUE);
     private long count;
     private boolean counted;
 
-    CountedPairs(Iterator<InternalRow> rows, int key, int value, LongAccumulator written) {
+    CountedBlocks(Iterator<InternalRow> rows, int key, int value, LongAccumulator written) {
       this.rows = rows;
       this.key = key;
       this.value = value;
@@ -108,21 +113,38 @@ final class TeraFiles {
 
     @Override
     public Tuple2<byte[], byte[]> next() {
-      InternalRow row = rows.next();
-      count++;
-      if (row instanceof UnsafeRow unsafe && copyField(unsafe, key, keyBytes)
-          && copyField(unsafe, value, valueBytes)) {
-        return pair;
+      int n = 0;
+      do {
+        copyRecord(rows.next(), n * TeraRecords.RECORD_BYTES);
+        n++;
+      } while (n < BLOCK_RECORDS && rows.hasNext());
+      count += n;
+      return n == BLOCK_RECORDS ? full
+          : new Tuple2<>(Arrays.copyOf(block, n * TeraRecords.RECORD_BYTES), NO_VALUE);
+    }
+
+    /** Copies the row's key and value into the block from byte {@code at}. */
+    private void copyRecord(InternalRow row, int at) {
+      if (row instanceof UnsafeRow unsafe && copyField(unsafe, key, at, TeraRecords.KEY_BYTES)
+          && copyField(unsafe, value, at + TeraRecords.KEY_BYTES, TeraRecords.VALUE_BYTES)) {
+        return;
       }
-      // Not Spark's row format, a null, or a field of the wrong length, which the writer reports.
-      return new Tuple2<>(row.getBinary(key), row.getBinary(value));
+      byte[] k = row.isNullAt(key) ? null : row.getBinary(key);
+      byte[] v = row.isNullAt(value) ? null : row.getBinary(value);
+      int keyBytes = k == null ? -1 : k.length;
+      int valueBytes = v == null ? -1 : v.length;
+      if (keyBytes != TeraRecords.KEY_BYTES || valueBytes != TeraRecords.VALUE_BYTES) {
+        throw new IllegalArgumentException(TeraOutputFormat.shapeError(keyBytes, valueBytes));
+      }
+      System.arraycopy(k, 0, block, at, keyBytes);
+      System.arraycopy(v, 0, block, at + keyBytes, valueBytes);
     }
 
     /**
-     * Copies binary field {@code ordinal} of {@code row} into {@code to} where it is not null and
-     * exactly as long; returns whether it did.
+     * Copies binary field {@code ordinal} of {@code row} into the block at {@code at} where it is
+     * not null and exactly {@code bytes} long; returns whether it did.
      */
-    private static boolean copyField(UnsafeRow row, int ordinal, byte[] to) {
+    private boolean copyField(UnsafeRow row, int ordinal, int at, int bytes) {
       if (row.isNullAt(ordinal)) {
         return false;
       }
@@ -130,11 +152,11 @@ final class TeraFiles {
       long offsetAndSize = row.getLong(ordinal);
       int offset = (int) (offsetAndSize >>> 32);
       int size = (int) offsetAndSize;
-      if (size != to.length) {
+      if (size != bytes) {
         return false;
       }
-      Platform.copyMemory(row.getBaseObject(), row.getBaseOffset() + offset, to,
-          Platform.BYTE_ARRAY_OFFSET, size);
+      Platform.copyMemory(row.getBaseObject(), row.getBaseOffset() + offset, block,
+          Platform.BYTE_ARRAY_OFFSET + at, size);
       return true;
     }
   }

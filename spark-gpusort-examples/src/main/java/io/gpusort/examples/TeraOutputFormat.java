@@ -20,9 +20,11 @@ import org.apache.hadoop.mapreduce.lib.output.PathOutputCommitter;
  * retried and speculative tasks leave one file a partition. Every partition writes its file, an
  * empty partition an empty file. No compression, whatever the job's configuration says.
  *
- * <p>For Spark's {@code saveAsNewAPIHadoopFile} with key and value classes {@code byte[]}; a key
- * or value of another length fails the task. The arrays are written before {@code write}
- * returns, so a caller may reuse them.
+ * <p>For Spark's {@code saveAsNewAPIHadoopFile} with key and value classes {@code byte[]}: each
+ * pair a record, or, with an empty value, a block of records one after another in the key (a
+ * whole number of 100-byte records), which saves the writer's per-pair work (and Spark's check of
+ * the bytes written, every 256 pairs) on each record; any other lengths fail the task. The arrays
+ * are written before {@code write} returns, so a caller may reuse them.
  */
 public final class TeraOutputFormat extends FileOutputFormat<byte[], byte[]> {
   /**
@@ -33,6 +35,13 @@ public final class TeraOutputFormat extends FileOutputFormat<byte[], byte[]> {
 
   /** Bytes buffered before a write to the file system's stream. */
   private static final int BUFFER_BYTES = 1 << 20;
+
+  /** The failure of a record whose key and value are {@code keyBytes} and {@code valueBytes}. */
+  static String shapeError(int keyBytes, int valueBytes) {
+    return "a terasort record is a " + TeraRecords.KEY_BYTES + "-byte key and a "
+        + TeraRecords.VALUE_BYTES + "-byte value, not " + keyBytes + " and " + valueBytes
+        + " bytes";
+  }
 
   /** The name of partition {@code partition}'s file. */
   static String fileName(int partition) {
@@ -80,10 +89,12 @@ public final class TeraOutputFormat extends FileOutputFormat<byte[], byte[]> {
 
     @Override
     public void write(byte[] key, byte[] value) throws IOException {
+      if (value.length == 0 && key.length % TeraRecords.RECORD_BYTES == 0) {
+        out.write(key);
+        return;
+      }
       if (key.length != TeraRecords.KEY_BYTES || value.length != TeraRecords.VALUE_BYTES) {
-        throw new IOException("a terasort record is a " + TeraRecords.KEY_BYTES + "-byte key and a "
-            + TeraRecords.VALUE_BYTES + "-byte value, not " + key.length + " and " + value.length
-            + " bytes");
+        throw new IOException(shapeError(key.length, value.length));
       }
       out.write(key);
       out.write(value);

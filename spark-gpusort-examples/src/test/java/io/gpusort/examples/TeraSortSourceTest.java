@@ -10,8 +10,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
-import static org.junit.jupiter.api.Assertions.assertNotSame;
-import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.apache.spark.sql.functions.col;
@@ -350,10 +348,11 @@ class TeraSortSourceTest {
   }
 
   @Test
-  void pairsReuseTheirArraysForSparkRowsOnly() {
+  void rowsAreWrittenInBlocksOfWholeRecords() {
+    int numRows = TeraFiles.CountedBlocks.BLOCK_RECORDS + 3;
     UnsafeRowWriter writer = new UnsafeRowWriter(2, 16 + 96);
     List<InternalRow> rows = new ArrayList<>();
-    for (int id = 0; id < 2; id++) {
+    for (int id = 0; id < numRows - 1; id++) {
       byte[] record = record(id);
       writer.reset();
       writer.zeroOutNullBytes();
@@ -361,20 +360,39 @@ class TeraSortSourceTest {
       writer.write(1, record, 10, 90);
       rows.add(writer.getRow().copy());
     }
-    rows.add(new GenericInternalRow(new Object[] {Arrays.copyOf(record(2), 10),
-        Arrays.copyOfRange(record(2), 10, 100)}));
-    Iterator<Tuple2<byte[], byte[]>> pairs = new TeraFiles.CountedPairs(rows.iterator(), 0, 1,
-        SharedSpark.get().sparkContext().longAccumulator());
+    // A row not in Spark's format is copied from its fields.
+    byte[] last = record(numRows - 1);
+    rows.add(new GenericInternalRow(new Object[] {Arrays.copyOf(last, 10),
+        Arrays.copyOfRange(last, 10, 100)}));
+    var written = SharedSpark.get().sparkContext().longAccumulator();
+    Iterator<Tuple2<byte[], byte[]>> blocks = new TeraFiles.CountedBlocks(rows.iterator(), 0, 1,
+        written);
 
-    Tuple2<byte[], byte[]> first = pairs.next();
-    assertArrayEquals(record(0), concat(first._1(), first._2()));
-    Tuple2<byte[], byte[]> second = pairs.next();
-    assertArrayEquals(record(1), concat(second._1(), second._2()));
-    assertSame(first._1(), second._1(), "the key array is reused");
-    assertSame(first._2(), second._2(), "the value array is reused");
-    Tuple2<byte[], byte[]> third = pairs.next();
-    assertArrayEquals(record(2), concat(third._1(), third._2()));
-    assertNotSame(first._1(), third._1(), "an other row's arrays are its own");
+    List<byte[]> keys = new ArrayList<>();
+    while (blocks.hasNext()) {
+      Tuple2<byte[], byte[]> block = blocks.next();
+      assertEquals(0, block._2().length, "a block has no value");
+      keys.add(block._1().clone());
+    }
+    assertEquals(2, keys.size());
+    assertEquals(TeraFiles.CountedBlocks.BLOCK_RECORDS * 100, keys.get(0).length);
+    assertEquals(300, keys.get(1).length);
+    byte[] all = concat(keys.get(0), keys.get(1));
+    for (int id = 0; id < numRows; id++) {
+      assertArrayEquals(record(id), Arrays.copyOfRange(all, 100 * id, 100 * id + 100),
+          "record " + id);
+    }
+    assertEquals(numRows, written.value());
+  }
+
+  @Test
+  void aRowWithANullOrShortFieldFailsItsBlock() {
+    List<InternalRow> rows = List.of(new GenericInternalRow(new Object[] {new byte[10], null}));
+    var blocks = new TeraFiles.CountedBlocks(rows.iterator(), 0, 1,
+        SharedSpark.get().sparkContext().longAccumulator());
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class, blocks::next);
+    assertEquals("a terasort record is a 10-byte key and a 90-byte value, not 10 and -1 bytes",
+        e.getMessage());
   }
 
   @Test
