@@ -38,7 +38,9 @@ import scala.jdk.javaapi.CollectionConverters;
  *       not counted: its time shows as time with nothing read yet.
  *   <li><b>sorted</b>: input records of map tasks that have finished, whose rows have been
  *       sorted and handed to the shuffle.
- *   <li><b>written</b>: output records of every task (the sort's last stage, or the generator).
+ *   <li><b>written</b>: output records of every task (the sort's last stage, or the generator):
+ *       where a task counts its records in the accumulator {@link TeraFiles#RECORDS_WRITTEN} (the
+ *       terasort writer, whose output records are blocks of records), that count.
  * </ul>
  *
  * <p>The estimate: a sort is taken as half reading (and sorting) and half writing, each half's
@@ -134,7 +136,8 @@ final class SortProgress extends SparkListener implements AutoCloseable {
 
   @Override
   public synchronized void onTaskStart(SparkListenerTaskStart start) {
-    running.put(start.taskInfo().taskId(), new long[] {start.stageId(), 0, 0, 0});
+    // Stage, records read, bytes read, written, and 1 once the task counts its own records.
+    running.put(start.taskInfo().taskId(), new long[] {start.stageId(), 0, 0, 0, 0});
   }
 
   @Override
@@ -149,7 +152,19 @@ final class SortProgress extends SparkListener implements AutoCloseable {
       finishedRead += metrics.inputMetrics().recordsRead();
       finishedBytesRead += metrics.inputMetrics().bytesRead();
     }
-    finishedWritten += metrics.outputMetrics().recordsWritten();
+    Long counted = countedRecords(CollectionConverters.asJava(end.taskInfo().accumulables()));
+    finishedWritten += counted != null ? counted : metrics.outputMetrics().recordsWritten();
+  }
+
+  /** What {@link TeraFiles#RECORDS_WRITTEN} holds among {@code updates}; null if absent. */
+  private static Long countedRecords(Iterable<AccumulableInfo> updates) {
+    for (AccumulableInfo info : updates) {
+      if (info.name().isDefined() && info.name().get().equals(TeraFiles.RECORDS_WRITTEN)
+          && info.update().isDefined() && info.update().get() instanceof Long value) {
+        return value;
+      }
+    }
+    return null;
   }
 
   @Override
@@ -169,7 +184,11 @@ final class SortProgress extends SparkListener implements AutoCloseable {
         switch (info.name().get()) {
           case RECORDS_READ -> counts[1] = value;
           case BYTES_READ -> counts[2] = value;
-          case RECORDS_WRITTEN -> counts[3] = value;
+          case RECORDS_WRITTEN -> counts[3] = counts[4] == 1 ? counts[3] : value;
+          case TeraFiles.RECORDS_WRITTEN -> {
+            counts[3] = value;
+            counts[4] = 1;
+          }
           default -> { }
         }
       }

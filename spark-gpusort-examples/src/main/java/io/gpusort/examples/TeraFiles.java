@@ -23,6 +23,12 @@ import scala.Tuple2;
  * {@code part-NNNNN} file per partition.
  */
 final class TeraFiles {
+  /**
+   * The accumulator that counts the records {@link #write} wrote, each task's count growing a
+   * block at a time ({@link SortProgress} reads it: Spark's own count is of blocks).
+   */
+  static final String RECORDS_WRITTEN = "terasort records written";
+
   private TeraFiles() {}
 
   /**
@@ -55,7 +61,7 @@ final class TeraFiles {
     RDD<InternalRow> rows =
         ((org.apache.spark.sql.classic.Dataset<Row>) records).queryExecution().toRdd();
     LongAccumulator written = records.sparkSession().sparkContext()
-        .longAccumulator("terasort records written");
+        .longAccumulator(RECORDS_WRITTEN);
     JavaPairRDD<byte[], byte[]> pairs = rows.toJavaRDD().mapPartitionsToPair(
         it -> new CountedBlocks(it, key, value, written));
     save(pairs, dir, conf);
@@ -76,8 +82,9 @@ final class TeraFiles {
    * The rows' records in blocks of up to {@link #BLOCK_RECORDS}, each block a pair of the records'
    * bytes and an empty value ({@link TeraOutputFormat} writes it whole), counted into an
    * accumulator when the partition ends. A full block is one array reused for every block, which
-   * the writer allows; the last, shorter one an array of its length. A row whose key or value is
-   * null or of another length fails the task, as the writer fails such a record.
+   * the writer allows; the last, shorter one an array of its length. Each block's records are
+   * added to the accumulator as the block is handed on. A row whose key or value is null or of
+   * another length fails the task, as the writer fails such a record.
    */
   static final class CountedBlocks implements Iterator<Tuple2<byte[], byte[]>> {
     /** Records a block holds: 100 KB, one write call to the file's buffer. */
@@ -90,8 +97,6 @@ final class TeraFiles {
     private final LongAccumulator written;
     private final byte[] block = new byte[BLOCK_RECORDS * TeraRecords.RECORD_BYTES];
     private final Tuple2<byte[], byte[]> full = new Tuple2<>(block, NO_VALUE);
-    private long count;
-    private boolean counted;
 
     CountedBlocks(Iterator<InternalRow> rows, int key, int value, LongAccumulator written) {
       this.rows = rows;
@@ -102,13 +107,7 @@ final class TeraFiles {
 
     @Override
     public boolean hasNext() {
-      boolean more = rows.hasNext();
-      if (!more && !counted) {
-        // Once per task: Spark applies a result task's accumulator updates once, retries or not.
-        written.add(count);
-        counted = true;
-      }
-      return more;
+      return rows.hasNext();
     }
 
     @Override
@@ -118,7 +117,8 @@ final class TeraFiles {
         copyRecord(rows.next(), n * TeraRecords.RECORD_BYTES);
         n++;
       } while (n < BLOCK_RECORDS && rows.hasNext());
-      count += n;
+      // A failed attempt's updates are not applied (the accumulator counts no failed values).
+      written.add(n);
       return n == BLOCK_RECORDS ? full
           : new Tuple2<>(Arrays.copyOf(block, n * TeraRecords.RECORD_BYTES), NO_VALUE);
     }
