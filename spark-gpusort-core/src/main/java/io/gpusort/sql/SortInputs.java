@@ -8,12 +8,13 @@ import org.apache.spark.network.util.JavaUtils;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.AttributeSet;
-import org.apache.spark.sql.catalyst.expressions.BoundReference;
+import org.apache.spark.sql.catalyst.expressions.BindReferences;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.Literal;
 import org.apache.spark.sql.catalyst.expressions.NamedExpression;
 import org.apache.spark.sql.catalyst.expressions.SortOrder;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
+import org.apache.spark.sql.catalyst.expressions.package$;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.Project;
 import org.apache.spark.sql.catalyst.plans.logical.Statistics;
@@ -143,16 +144,12 @@ final class SortInputs {
    * null.
    */
   static List<Expression> widenToChild(SparkPlan keyScan, SparkPlan child) {
-    List<Attribute> keys = CollectionConverters.asJava(keyScan.output());
+    AttributeSet keys = keyScan.outputSet();
     List<Expression> row = new ArrayList<>();
     for (Attribute column : CollectionConverters.asJava(child.output())) {
-      int at = -1;
-      for (int k = 0; k < keys.size() && at < 0; k++) {
-        if (keys.get(k).exprId().equals(column.exprId())) {
-          at = k;
-        }
-      }
-      row.add(at >= 0 ? new BoundReference(at, column.dataType(), column.nullable())
+      row.add(keys.contains(column)
+          ? BindReferences.bindReference(column, package$.MODULE$.AttributeSeq(keyScan.output()),
+              false)
           : Literal.create(null, column.dataType()));
     }
     return row;

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Iterator;
 import java.util.List;
+import java.util.function.Function;
 import org.apache.spark.Partitioner;
 import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.JavaRDD;
@@ -183,20 +184,7 @@ final class SortPipelines {
   private static Iterator<InternalRow> widened(Iterator<InternalRow> rows,
       List<Expression> widen) {
     UnsafeProjection projection = projection(widen);
-    if (projection == null) {
-      return rows;
-    }
-    return new Iterator<>() {
-      @Override
-      public boolean hasNext() {
-        return rows.hasNext();
-      }
-
-      @Override
-      public InternalRow next() {
-        return projection.apply(rows.next());
-      }
-    };
+    return projection == null ? rows : mapped(rows, projection::apply);
   }
 
   /** Rows to sample from each of {@code numInput} partitions (3x over, as Spark's sketch). */
@@ -247,15 +235,21 @@ final class SortPipelines {
 
   /** The values of a shuffle's (output partition, value) pairs. */
   static <V> Iterator<V> values(Iterator<? extends Product2<Integer, V>> pairs) {
+    return mapped(pairs, Product2::_2);
+  }
+
+  /** {@code in}, each element {@code f} of it, as it is read. */
+  private static <A, B> Iterator<B> mapped(Iterator<? extends A> in,
+      Function<? super A, ? extends B> f) {
     return new Iterator<>() {
       @Override
       public boolean hasNext() {
-        return pairs.hasNext();
+        return in.hasNext();
       }
 
       @Override
-      public V next() {
-        return pairs.next()._2();
+      public B next() {
+        return f.apply(in.next());
       }
     };
   }

@@ -124,8 +124,7 @@ class IndexSizingTest {
     // The spilling run's small memory refuses the estimate by design.
     assumeFalse(SparkTestSession.SPILLING);
     SparkSession spark = SparkTestSession.get();
-    Dataset<Row> cached = spark.range(0, 400_000, 1, 2)
-        .selectExpr("(id * 2654435761) % 1000003 AS k", "id").cache();
+    Dataset<Row> cached = scrambledRange(spark).cache();
     try {
       cached.count();
       long copiesBefore = RunBuilder.indexCopies();
@@ -141,8 +140,7 @@ class IndexSizingTest {
         previous = k;
       }
       long copies = RunBuilder.indexCopies();
-      spark.range(0, 400_000, 1, 2).selectExpr("(id * 2654435761) % 1000003 AS k", "id")
-          .filter("k >= 0").transform(GpuSort.withinPartitions("k")).collectAsList();
+      scrambledRange(spark).filter("k >= 0").transform(GpuSort.withinPartitions("k")).collectAsList();
       assertTrue(RunBuilder.indexCopies() > copies, "without statistics the index grows");
     } finally {
       cached.unpersist(true);
@@ -158,8 +156,7 @@ class IndexSizingTest {
     assumeFalse(SparkTestSession.SPILLING);
     SparkSession spark = SparkTestSession.get();
     spark.conf().set(GpuSortConf.OUTPUT_PARTITIONS.key(), "2");
-    Dataset<Row> cached = spark.range(0, 400_000, 1, 2)
-        .selectExpr("(id * 2654435761) % 1000003 AS k", "id").cache();
+    Dataset<Row> cached = scrambledRange(spark).cache();
     try {
       cached.count();
       long copiesBefore = RunBuilder.indexCopies();
@@ -172,6 +169,11 @@ class IndexSizingTest {
     } finally {
       cached.unpersist(true);
     }
+  }
+
+  /** 400,000 rows in 2 partitions: a key {@code k} out of order, and {@code id}. */
+  private static Dataset<Row> scrambledRange(SparkSession spark) {
+    return spark.range(0, 400_000, 1, 2).selectExpr("(id * 2654435761) % 1000003 AS k", "id");
   }
 
   /** The estimate the GpuSort node sorting {@code input} by {@code key} gets from its child. */
