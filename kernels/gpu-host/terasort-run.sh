@@ -12,7 +12,9 @@
 # uncapped), ROWS (100000000), REPS (1), WARMUPS (0), MASTER (local[16]), DIR (the records'
 # directory, default under /tmp; it must not exist), ARGS (more TeraBenchmark arguments, such as
 # --cases filesort), JAVA_OPTS (more JVM options), JFR (1: a flight recording of the whole run,
-# settings=profile, into OUTDIR/terasort-HEAP.jfr).
+# settings=profile, into /tmp/terasort-HEAP.jfr, and the task threads' samples, Java and native,
+# folded for each run's window into OUTDIR/terasort-HEAP-runs.txt: "run<TAB>event<TAB>count
+# stack", leaf first, for comparing a slow run with a fast one).
 set -uo pipefail
 out=$1
 mkdir -p "$out"
@@ -23,7 +25,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | 
 df -h "${DIR:-/tmp}" 2>/dev/null | tail -n 1 | tee -a "$out/gpu.txt"
 dir_arg=""
 jfr_opt=""
-[ "${JFR:-0}" = 1 ] && jfr_opt="-XX:StartFlightRecording=filename=$out/$label.jfr,settings=profile"
+[ "${JFR:-0}" = 1 ] && jfr_opt="-XX:StartFlightRecording=filename=/tmp/$label.jfr,settings=profile"
 [ -n "${DIR:-}" ] && dir_arg="--dir $DIR"
 start=$(date +%s)
 bash "$host_sh" run -- bash -c "java -Xmx$heap $jfr_opt ${JAVA_OPTS:-} -cp \"\${CLASSPATH}\" \
@@ -32,6 +34,26 @@ bash "$host_sh" run -- bash -c "java -Xmx$heap $jfr_opt ${JAVA_OPTS:-} -cp \"\${
   > "$out/$label.txt" 2>&1
 rc=$?
 echo "TeraBenchmark heap $heap exit $rc after $(( $(date +%s) - start )) s"
-grep -E "^(TeraBenchmark|heap|generated|case|read|FileSort|ratio)" "$out/$label.txt"
+grep -E "^(TeraBenchmark|heap|generated|run|case|read|FileSort|ratio)" "$out/$label.txt"
 [ $rc = 0 ] || tail -n 30 "$out/$label.txt"
+if [ "${JFR:-0}" = 1 ] && [ -f "/tmp/$label.jfr" ]; then
+  for event in jdk.ExecutionSample jdk.NativeMethodSample; do
+    bash "$host_sh" run -- jfr print --events "$event" --stack-depth 64 "/tmp/$label.jfr" \
+      | awk -v ev="$event" '
+        # The runs: "run N case: ... from HH:MM:SS.mmm to HH:MM:SS.mmm".
+        FNR == NR { if ($1 == "run") { n++; name[n] = $2 " " substr($0, index($0, $3));
+                      sub(/:.*/, "", name[n]); from[n] = $(NF - 2); to[n] = $NF }; next }
+        $1 == ev { inS = 1; st = ""; th = ""; t = ""; k = 0; next }
+        inS && /startTime/ { t = $3 }
+        inS && /sampledThread/ { th = $0 }
+        inS && /stackTrace = \[/ { inT = 1; next }
+        inT && /^[ \t]*\]/ { inT = 0; next }
+        inT { if (k < 24) { f = $1; sub(/\(.*/, "", f); st = (k == 0 ? f : st ";" f); k++ } }
+        inS && /^}/ { inS = 0; if (th !~ /Executor task launch/) next
+          for (i = 1; i <= n; i++) if (t >= from[i] && t <= to[i]) print name[i] "\t" ev "\t" st }
+      ' "$out/$label.txt" - | sort | uniq -c | sort -k2,2 -k1,1rn > "/tmp/$label-$event.txt"
+  done
+  cat /tmp/$label-jdk.*.txt > "$out/$label-runs.txt"
+  echo "$out/$label-runs.txt: $(wc -l < "$out/$label-runs.txt") stacks"
+fi
 exit $rc

@@ -2,6 +2,7 @@ package io.gpusort.memory;
 
 import java.lang.reflect.Field;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import sun.misc.Unsafe;
 
 /**
@@ -17,6 +18,11 @@ public final class HostMemory {
   private static final long LONG_ARRAY_OFFSET = UNSAFE.arrayBaseOffset(long[].class);
 
   private static final AtomicLong BYTES_IN_USE = new AtomicLong();
+  /** Per kind (0 plain, 1 page-locked): blocks allocated, their bytes, and the time spent. */
+  private static final LongAdder[] BLOCKS = {new LongAdder(), new LongAdder()};
+  private static final LongAdder[] BYTES = {new LongAdder(), new LongAdder()};
+  private static final LongAdder[] ALLOCATE_NANOS = {new LongAdder(), new LongAdder()};
+  private static final LongAdder[] FREE_NANOS = {new LongAdder(), new LongAdder()};
 
   private HostMemory() {}
 
@@ -48,14 +54,41 @@ public final class HostMemory {
   }
 
   static long allocate(NativeAllocator allocator, long sizeBytes) {
+    long start = System.nanoTime();
     long address = allocator.allocate(sizeBytes);
+    int kind = allocator.pinned() ? 1 : 0;
+    ALLOCATE_NANOS[kind].add(System.nanoTime() - start);
+    BLOCKS[kind].increment();
+    BYTES[kind].add(sizeBytes);
     BYTES_IN_USE.addAndGet(sizeBytes);
     return address;
   }
 
   static void free(NativeAllocator allocator, long address, long sizeBytes) {
+    long start = System.nanoTime();
     allocator.free(address, sizeBytes);
+    FREE_NANOS[allocator.pinned() ? 1 : 0].add(System.nanoTime() - start);
     BYTES_IN_USE.addAndGet(-sizeBytes);
+  }
+
+  /**
+   * What the process's native blocks have cost so far, page-locked or plain: a page-locked block
+   * is pinned by the driver when it is allocated, which takes long, so a pool that has to grow
+   * shows here.
+   */
+  public static Allocations allocations(boolean pinned) {
+    int kind = pinned ? 1 : 0;
+    return new Allocations(BLOCKS[kind].sum(), BYTES[kind].sum(), ALLOCATE_NANOS[kind].sum(),
+        FREE_NANOS[kind].sum());
+  }
+
+  /** Blocks allocated, their bytes, and the nanoseconds spent allocating and freeing blocks. */
+  public record Allocations(long blocks, long bytes, long allocateNanos, long freeNanos) {
+    /** What was allocated since {@code earlier}. */
+    public Allocations since(Allocations earlier) {
+      return new Allocations(blocks - earlier.blocks, bytes - earlier.bytes,
+          allocateNanos - earlier.allocateNanos, freeNanos - earlier.freeNanos);
+    }
   }
 
   public static long getLong(long address) {

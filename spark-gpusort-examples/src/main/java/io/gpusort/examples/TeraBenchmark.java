@@ -3,6 +3,7 @@ package io.gpusort.examples;
 import static org.apache.spark.sql.functions.col;
 
 import io.gpusort.config.GpuSortConf;
+import io.gpusort.memory.HostMemory;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -216,8 +217,15 @@ public final class TeraBenchmark {
             int c = (turn + Math.max(rep, 0)) % cases.size();
             Path output = new Path(base, "sorted-" + c + "-" + (rep + warmups));
             capture.clear();
+            HostMemory.Allocations pinnedBefore = HostMemory.allocations(true);
+            HostMemory.Allocations plainBefore = HostMemory.allocations(false);
+            long[] jvmBefore = jvmMillis();
+            java.time.LocalTime started = java.time.LocalTime.now();
             double time = runCase(spark, cases.get(c), input, output, outputs);
             awaitListeners(spark);
+            printRun(rep, cases.get(c), started, time, capture,
+                HostMemory.allocations(true).since(pinnedBefore),
+                HostMemory.allocations(false).since(plainBefore), jvmBefore, out);
             long validateStart = System.nanoTime();
             validate(spark, output, generated, cases.get(c));
             validateSeconds[(rep + warmups) * cases.size() + turn] =
@@ -238,6 +246,42 @@ public final class TeraBenchmark {
     } finally {
       fs.delete(base, true);
     }
+  }
+
+  /**
+   * One line a run, so that a slow first run shows: its time, spill, and the native blocks the
+   * sort's pools had to allocate (page-locking a block is slow; a warm pool allocates none).
+   */
+  private static void printRun(int rep, String name, java.time.LocalTime started, double seconds,
+      SpillCapture capture,
+      HostMemory.Allocations pinned, HostMemory.Allocations plain, long[] jvmBefore,
+      PrintStream out) {
+    long[] jvm = jvmMillis();
+    out.printf(Locale.ROOT, "run %s %s: %.2f s, spill %.1f MB; new page-locked blocks %d "
+        + "(%,d MB, %.2f s allocating, %.2f s freeing), new plain blocks %d (%,d MB); "
+        + "GC %.2f s, JIT %.2f s (threads' sums); from %s to %s%n",
+        rep < 0 ? "warm-up" : Integer.toString(rep + 1), name, seconds,
+        capture.diskBytesSpilled.sum() / 1e6, pinned.blocks(), pinned.bytes() >> 20,
+        pinned.allocateNanos() / 1e9, pinned.freeNanos() / 1e9, plain.blocks(),
+        plain.bytes() >> 20, (jvm[0] - jvmBefore[0]) / 1e3, (jvm[1] - jvmBefore[1]) / 1e3,
+        CLOCK.format(started), CLOCK.format(started.plusNanos((long) (seconds * 1e9))));
+  }
+
+  private static final java.time.format.DateTimeFormatter CLOCK =
+      java.time.format.DateTimeFormatter.ofPattern("HH:mm:ss.SSS", Locale.ROOT);
+
+  /** The JVM's collection time and JIT compilation time so far, in milliseconds. */
+  private static long[] jvmMillis() {
+    long gc = 0;
+    for (java.lang.management.GarbageCollectorMXBean bean
+        : java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()) {
+      gc += Math.max(0, bean.getCollectionTime());
+    }
+    java.lang.management.CompilationMXBean jit =
+        java.lang.management.ManagementFactory.getCompilationMXBean();
+    long compiled = jit != null && jit.isCompilationTimeMonitoringSupported()
+        ? jit.getTotalCompilationTime() : 0;
+    return new long[] {gc, compiled};
   }
 
   /** Waits for the task-end events, which reach listeners after the job has returned. */
