@@ -110,11 +110,13 @@ final class SortedRun implements AutoCloseable {
   void gather(int from, int count, long[] pointersOut, int[] sizesOut, long[] keys) {
     long permAddress = permutation.address() + 4L * from;
     long pointerBase = pointers.address();
+    // Two loops: the index's entries first, then the rows' sizes, so that each loop's reads, far
+    // apart in memory, do not wait on one another.
     for (int j = 0; j < count; j++) {
-      long pointer = HostMemory.getLong(pointerBase + 8L * HostMemory.getInt(permAddress + 4L * j));
-      pointersOut[j] = pointer;
-      sizesOut[j] = rows.size(pointer);
+      pointersOut[j] =
+          HostMemory.getLong(pointerBase + 8L * HostMemory.getInt(permAddress + 4L * j));
     }
+    rows.sizes(pointersOut, count, sizesOut);
     if (keys != null) {
       gatherKeys(from, count, keys);
     }

@@ -104,17 +104,21 @@ public final class CpuRadixEngine implements SortEngine {
     RowRanges ranges = RowRanges.split(numRows, rangeCount(numRows));
     RangeRunner runner = new RangeRunner(pool, ranges);
     DigitHistograms histograms = DigitHistograms.compute(keys, runner);
-    int[] sortedRows = new LsdRadixPasses(keys, histograms, runner, new Workspace(numRows)).run();
+    Workspace workspace = new Workspace(numRows);
+    int[] sortedRows = new LsdRadixPasses(keys, histograms, runner, workspace).run();
     if (sortedRows == null) {
       writeIdentity(permutation, numRows);
     } else {
       HostMemory.copyFromArray(sortedRows, 0, permutation.address(), numRows);
     }
+    workspace.release();
   }
 
   /**
-   * The most Java heap a sort of {@code numRows} rows allocates for its working arrays, garbage
-   * once {@link #sort} returns: 24 bytes a row. Callers that account memory reserve this much.
+   * The most Java heap a sort of {@code numRows} rows allocates for its working arrays, 24 bytes a
+   * row: callers that account memory reserve this much for the call. Once {@link #sort} returns,
+   * the thread keeps them only softly, for its next sort (the collector clears them when the heap
+   * needs the room).
    */
   public static long workingBytes(int numRows) {
     return Workspace.MAX_BYTES_PER_ROW * numRows;

@@ -1,6 +1,7 @@
 package io.gpusort.engine.cpu;
 
 import io.gpusort.engine.EngineException;
+import java.lang.ref.SoftReference;
 
 /**
  * The working arrays of one sort, allocated on first use: two ping-pong arrays of 64-bit values
@@ -8,24 +9,40 @@ import io.gpusort.engine.EngineException;
  * at most. They are on the Java heap because the JVM reuses heap pages from one sort to the next,
  * whereas fresh off-heap memory pays a page fault per 4 KiB on first touch, which measured several
  * times slower than the whole sort on small virtual machines.
+ *
+ * <p>A thread keeps the arrays of its last sort, softly referenced, for its next one ({@link
+ * #release}): a partition's arrays are tens of megabytes, which the JVM would otherwise zero for
+ * every sort and place as humongous objects, each allocation a reason for a collection. The
+ * arrays may be longer than the sort's rows; only the first {@code numRows} are used. The collector
+ * clears kept arrays before the heap runs out.
  */
 final class Workspace {
   /** Two arrays of 8 bytes and two of 4 bytes per row. */
   static final long MAX_BYTES_PER_ROW = 2 * 8 + 2 * 4;
 
+  /** The arrays a thread's last sort released: two long[] and two int[], any of them null. */
+  private static final ThreadLocal<SoftReference<Object[]>> KEPT = new ThreadLocal<>();
+
   private final int numRows;
   private final long[][] values = new long[2][];
   private final int[][] rows = new int[2][];
+  /** Arrays kept from an earlier sort on this thread, taken as they are needed. */
+  private final Object[] kept;
 
   Workspace(int numRows) {
     this.numRows = numRows;
+    SoftReference<Object[]> ref = KEPT.get();
+    Object[] arrays = ref == null ? null : ref.get();
+    KEPT.remove();
+    this.kept = arrays;
   }
 
   /** A values array other than {@code inUse} (which may be null). */
   long[] valuesOtherThan(long[] inUse) {
     int index = values[0] != null && values[0] == inUse ? 1 : 0;
     if (values[index] == null) {
-      values[index] = allocateLongs();
+      long[] old = kept == null ? null : (long[]) kept[index];
+      values[index] = old != null && old.length >= numRows ? old : allocateLongs();
     }
     return values[index];
   }
@@ -34,9 +51,23 @@ final class Workspace {
   int[] rowsOtherThan(int[] inUse) {
     int index = rows[0] != null && rows[0] == inUse ? 1 : 0;
     if (rows[index] == null) {
-      rows[index] = allocateInts();
+      int[] old = kept == null ? null : (int[]) kept[2 + index];
+      rows[index] = old != null && old.length >= numRows ? old : allocateInts();
     }
     return rows[index];
+  }
+
+  /**
+   * Keeps this sort's arrays (and those it did not need of the ones it was given) for the thread's
+   * next sort; the sort reads none of them any more.
+   */
+  void release() {
+    Object[] arrays = new Object[4];
+    for (int i = 0; i < 2; i++) {
+      arrays[i] = values[i] != null ? values[i] : kept == null ? null : kept[i];
+      arrays[2 + i] = rows[i] != null ? rows[i] : kept == null ? null : kept[2 + i];
+    }
+    KEPT.set(new SoftReference<>(arrays));
   }
 
   private long[] allocateLongs() {
