@@ -8,8 +8,13 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.time.LocalTime;
+import java.time.format.DateTimeFormatter;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
@@ -217,15 +222,10 @@ public final class TeraBenchmark {
             int c = (turn + Math.max(rep, 0)) % cases.size();
             Path output = new Path(base, "sorted-" + c + "-" + (rep + warmups));
             capture.clear();
-            HostMemory.Allocations pinnedBefore = HostMemory.allocations(true);
-            HostMemory.Allocations plainBefore = HostMemory.allocations(false);
-            long[] jvmBefore = jvmMillis();
-            java.time.LocalTime started = java.time.LocalTime.now();
+            RunCounters before = RunCounters.now();
             double time = runCase(spark, cases.get(c), input, output, outputs);
             awaitListeners(spark);
-            printRun(rep, cases.get(c), started, time, capture,
-                HostMemory.allocations(true).since(pinnedBefore),
-                HostMemory.allocations(false).since(plainBefore), jvmBefore, out);
+            printRun(rep, cases.get(c), time, capture, before, out);
             long validateStart = System.nanoTime();
             validate(spark, output, generated, cases.get(c));
             validateSeconds[(rep + warmups) * cases.size() + turn] =
@@ -252,36 +252,42 @@ public final class TeraBenchmark {
    * One line a run, so that a slow first run shows: its time, spill, and the native blocks the
    * sort's pools had to allocate (page-locking a block is slow; a warm pool allocates none).
    */
-  private static void printRun(int rep, String name, java.time.LocalTime started, double seconds,
-      SpillCapture capture,
-      HostMemory.Allocations pinned, HostMemory.Allocations plain, long[] jvmBefore,
-      PrintStream out) {
-    long[] jvm = jvmMillis();
+  private static void printRun(int rep, String name, double seconds, SpillCapture capture,
+      RunCounters before, PrintStream out) {
+    RunCounters after = RunCounters.now();
+    HostMemory.Allocations pinned = after.pinned.since(before.pinned);
+    HostMemory.Allocations plain = after.plain.since(before.plain);
     out.printf(Locale.ROOT, "run %s %s: %.2f s, spill %.1f MB; new page-locked blocks %d "
         + "(%,d MB, %.2f s allocating, %.2f s freeing), new plain blocks %d (%,d MB); "
         + "GC %.2f s, JIT %.2f s (threads' sums); from %s to %s%n",
         rep < 0 ? "warm-up" : Integer.toString(rep + 1), name, seconds,
         capture.diskBytesSpilled.sum() / 1e6, pinned.blocks(), pinned.bytes() >> 20,
         pinned.allocateNanos() / 1e9, pinned.freeNanos() / 1e9, plain.blocks(),
-        plain.bytes() >> 20, (jvm[0] - jvmBefore[0]) / 1e3, (jvm[1] - jvmBefore[1]) / 1e3,
-        CLOCK.format(started), CLOCK.format(started.plusNanos((long) (seconds * 1e9))));
+        plain.bytes() >> 20, (after.gcMillis - before.gcMillis) / 1e3,
+        (after.jitMillis - before.jitMillis) / 1e3, CLOCK.format(before.clock),
+        CLOCK.format(before.clock.plusNanos((long) (seconds * 1e9))));
   }
 
-  private static final java.time.format.DateTimeFormatter CLOCK =
-      java.time.format.DateTimeFormatter.ofPattern("HH:mm:ss.SSS", Locale.ROOT);
+  private static final DateTimeFormatter CLOCK =
+      DateTimeFormatter.ofPattern("HH:mm:ss.SSS", Locale.ROOT);
 
-  /** The JVM's collection time and JIT compilation time so far, in milliseconds. */
-  private static long[] jvmMillis() {
-    long gc = 0;
-    for (java.lang.management.GarbageCollectorMXBean bean
-        : java.lang.management.ManagementFactory.getGarbageCollectorMXBeans()) {
-      gc += Math.max(0, bean.getCollectionTime());
+  /**
+   * The process's counters at one moment: the pools' native allocations, the JVM's collection and
+   * JIT compilation time so far (milliseconds), and the clock.
+   */
+  private record RunCounters(HostMemory.Allocations pinned, HostMemory.Allocations plain,
+      long gcMillis, long jitMillis, LocalTime clock) {
+    static RunCounters now() {
+      long gc = 0;
+      for (GarbageCollectorMXBean bean : ManagementFactory.getGarbageCollectorMXBeans()) {
+        gc += Math.max(0, bean.getCollectionTime());
+      }
+      CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+      long compiled = jit != null && jit.isCompilationTimeMonitoringSupported()
+          ? jit.getTotalCompilationTime() : 0;
+      return new RunCounters(HostMemory.allocations(true), HostMemory.allocations(false), gc,
+          compiled, LocalTime.now());
     }
-    java.lang.management.CompilationMXBean jit =
-        java.lang.management.ManagementFactory.getCompilationMXBean();
-    long compiled = jit != null && jit.isCompilationTimeMonitoringSupported()
-        ? jit.getTotalCompilationTime() : 0;
-    return new long[] {gc, compiled};
   }
 
   /** Waits for the task-end events, which reach listeners after the job has returned. */

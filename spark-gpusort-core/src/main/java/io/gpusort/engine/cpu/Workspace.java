@@ -20,28 +20,27 @@ final class Workspace {
   /** Two arrays of 8 bytes and two of 4 bytes per row. */
   static final long MAX_BYTES_PER_ROW = 2 * 8 + 2 * 4;
 
-  /** The arrays a thread's last sort released: two long[] and two int[], any of them null. */
-  private static final ThreadLocal<SoftReference<Object[]>> KEPT = new ThreadLocal<>();
+  /** The workspace of this thread's last sort, whose arrays the next one may take. */
+  private static final ThreadLocal<SoftReference<Workspace>> KEPT = new ThreadLocal<>();
 
   private final int numRows;
   private final long[][] values = new long[2][];
   private final int[][] rows = new int[2][];
-  /** Arrays kept from an earlier sort on this thread, taken as they are needed. */
-  private final Object[] kept;
+  /** The workspace of an earlier sort on this thread, its arrays taken as they are needed. */
+  private Workspace kept;
 
   Workspace(int numRows) {
     this.numRows = numRows;
-    SoftReference<Object[]> ref = KEPT.get();
-    Object[] arrays = ref == null ? null : ref.get();
+    SoftReference<Workspace> ref = KEPT.get();
     KEPT.remove();
-    this.kept = arrays;
+    this.kept = ref == null ? null : ref.get();
   }
 
   /** A values array other than {@code inUse} (which may be null). */
   long[] valuesOtherThan(long[] inUse) {
     int index = values[0] != null && values[0] == inUse ? 1 : 0;
     if (values[index] == null) {
-      long[] old = kept == null ? null : (long[]) kept[index];
+      long[] old = kept == null ? null : kept.values[index];
       values[index] = old != null && old.length >= numRows ? old : allocateLongs();
     }
     return values[index];
@@ -51,23 +50,25 @@ final class Workspace {
   int[] rowsOtherThan(int[] inUse) {
     int index = rows[0] != null && rows[0] == inUse ? 1 : 0;
     if (rows[index] == null) {
-      int[] old = kept == null ? null : (int[]) kept[2 + index];
+      int[] old = kept == null ? null : kept.rows[index];
       rows[index] = old != null && old.length >= numRows ? old : allocateInts();
     }
     return rows[index];
   }
 
   /**
-   * Keeps this sort's arrays (and those it did not need of the ones it was given) for the thread's
+   * Keeps this workspace, with the arrays it did not need of the earlier one's, for the thread's
    * next sort; the sort reads none of them any more.
    */
   void release() {
-    Object[] arrays = new Object[4];
-    for (int i = 0; i < 2; i++) {
-      arrays[i] = values[i] != null ? values[i] : kept == null ? null : kept[i];
-      arrays[2 + i] = rows[i] != null ? rows[i] : kept == null ? null : kept[2 + i];
+    if (kept != null) {
+      for (int i = 0; i < 2; i++) {
+        values[i] = values[i] != null ? values[i] : kept.values[i];
+        rows[i] = rows[i] != null ? rows[i] : kept.rows[i];
+      }
+      kept = null;
     }
-    KEPT.set(new SoftReference<>(arrays));
+    KEPT.set(new SoftReference<>(this));
   }
 
   private long[] allocateLongs() {
