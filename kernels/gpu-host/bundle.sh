@@ -5,12 +5,15 @@
 # separate jars: the bundle carries junit-platform-console-standalone instead, of the JUnit
 # platform version the build uses.
 #
-#   kernels/gpu-host/bundle.sh [--no-build] [--spark]
+#   kernels/gpu-host/bundle.sh [--no-build] [--spark] [--out DIR] [-PPROFILE ...]
 #
 # Without --no-build it first runs `mvn -B -o -q -DskipTests package` at the repository root.
 # --spark keeps Spark and every other provided jar (less rocksdbjni, which no run here uses) and
 # adds the thin examples jar, for plugin-run.sh: a standalone cluster on the GPU host. That makes
 # three or four parts instead of one.
+# -P options pick the Spark line (as for mvn: -Pspark-3.5 -Pscala-2.12; none: the default line)
+# for the build and the classpath; --out puts the parts in DIR (default .gpu-bundle), so that
+# bundles of two lines can be staged side by side (host.sh's GPU_HOST_ROOT keeps them apart there).
 # The parts are written by make-bundle.sh (shared/gpu-host/; MAKE_BUNDLE to use another copy); see
 # kernels/gpu-host/README.md for the device commands that stage and run them.
 set -euo pipefail
@@ -18,23 +21,27 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 make_bundle=${MAKE_BUNDLE:-$repo/../shared/gpu-host/make-bundle.sh}
 out="$repo/.gpu-bundle"
+profiles=()
 
 build=1
 spark=0
-for arg in "$@"; do
-  case "$arg" in
+while [ $# -gt 0 ]; do
+  case "$1" in
     --no-build) build=0 ;;
     --spark) spark=1 ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
-    *) echo "unknown argument: $arg (use --no-build, --spark or nothing)" >&2; exit 2 ;;
+    --out) shift; out=$(cd "$repo" && mkdir -p "$1" && cd "$1" && pwd) ;;
+    -P*) profiles+=("$1") ;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+    *) echo "unknown argument: $1 (use --no-build, --spark, --out DIR, -PPROFILE)" >&2; exit 2 ;;
   esac
+  shift
 done
 [ -f "$make_bundle" ] || {
   echo "make-bundle.sh not found at $make_bundle (set MAKE_BUNDLE)" >&2; exit 2; }
 
 cd "$repo"
 if [ $build = 1 ]; then
-  mvn -B -o -q -DskipTests package
+  mvn -B -o -q "${profiles[@]}" -DskipTests package
 fi
 
 # Project classes: the kernels' binaries, the engines, the engine tests, the benchmark.
@@ -42,7 +49,7 @@ project=(kernels/target/classes spark-gpusort-core/target/classes
   spark-gpusort-core/target/test-classes spark-gpusort-examples/target/classes)
 if [ $spark = 1 ]; then
   # The application jar spark-submit is given (its classes also reach executors on the classpath).
-  project+=("$(ls spark-gpusort-examples/target/original-spark-gpusort-examples-*.jar)")
+  project+=("$(ls spark-gpusort-examples/target/original-spark-gpusort-examples_*.jar)")
 fi
 for dir in "${project[@]}"; do
   [ -e "$dir" ] || { echo "$dir is missing: build first (drop --no-build)" >&2; exit 2; }
@@ -55,7 +62,7 @@ done
 # `compile` (up to date after the package above: quick).
 deps_file=spark-gpusort-core/target/gpu-bundle.deps
 rm -f "$deps_file"
-resolve=(-pl spark-gpusort-core -am compile dependency:list -DexcludeGroupIds=io.gpusort -Dsort=true
+resolve=("${profiles[@]}" -pl spark-gpusort-core -am compile dependency:list -DexcludeGroupIds=io.gpusort -Dsort=true
   -DoutputAbsoluteArtifactFilename=true -DoutputFile=target/gpu-bundle.deps)
 mvn -B -o -q "${resolve[@]}" >/dev/null 2>&1 || mvn -B -q "${resolve[@]}"
 

@@ -21,7 +21,7 @@ mkdir -p "$1"
 out=$(cd "$1" && pwd)
 engine=${2:-cuda}
 rows=${3:-4000000}
-app_jar=$(tr : '\n' <<< "$CLASSPATH" | grep -E 'original-spark-gpusort-examples-[^/]*\.jar$' | head -n 1)
+app_jar=$(tr : '\n' <<< "$CLASSPATH" | grep -E 'original-spark-gpusort-examples_[^/]*\.jar$' | head -n 1)
 [ -n "$app_jar" ] || { echo "the bundle has no examples jar: make it with bundle.sh --spark" >&2; exit 2; }
 
 work=$(mktemp -d /tmp/gpusort-cluster.XXXXXX)

@@ -1,5 +1,6 @@
 package io.gpusort.sql;
 
+import io.gpusort.compat.ScalaCollections;
 import java.util.List;
 import java.util.concurrent.atomic.LongAdder;
 import org.apache.spark.api.java.function.Function;
@@ -25,7 +26,6 @@ import org.apache.spark.sql.types.ShortType;
 import org.apache.spark.sql.types.StringType;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * The batches of Spark's in-memory cache as column vectors where Spark itself would hand the sort
@@ -55,8 +55,8 @@ final class CachedBatchColumns {
     if (!(relation.cacheBuilder().serializer() instanceof DefaultCachedBatchSerializer)) {
       return null;
     }
-    List<Attribute> cached = CollectionConverters.asJava(relation.output());
-    List<Attribute> wanted = CollectionConverters.asJava(scan.output());
+    List<Attribute> cached = ScalaCollections.asJava(relation.output());
+    List<Attribute> wanted = ScalaCollections.asJava(scan.output());
     int[] columns = new int[wanted.size()];
     DataType[] types = new DataType[wanted.size()];
     for (int i = 0; i < columns.length; i++) {

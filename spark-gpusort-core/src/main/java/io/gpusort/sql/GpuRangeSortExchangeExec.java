@@ -1,5 +1,7 @@
 package io.gpusort.sql;
 
+import io.gpusort.compat.ScalaCollections;
+import io.gpusort.compat.ShuffleExchangeBase;
 import io.gpusort.config.GpuSortConf;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -36,7 +38,6 @@ import scala.Tuple2;
 import scala.collection.immutable.Seq;
 import scala.concurrent.Future;
 import scala.concurrent.Promise;
-import scala.jdk.javaapi.CollectionConverters;
 import scala.reflect.ClassTag;
 import scala.reflect.ClassTag$;
 
@@ -62,7 +63,7 @@ import scala.reflect.ClassTag$;
  * does not report the ordering, nothing above should rely on it: the planner puts this node where
  * a global sort was, whose order the query's result already has.
  */
-public final class GpuRangeSortExchangeExec extends Exchange implements ShuffleExchangeLike {
+public final class GpuRangeSortExchangeExec extends ShuffleExchangeBase {
   private static final long serialVersionUID = 1L;
   private static final String DATA_SIZE = "dataSize";
   private static final String ROWS_WRITTEN = "rowsWritten";
@@ -72,13 +73,6 @@ public final class GpuRangeSortExchangeExec extends Exchange implements ShuffleE
   private final int maxPartitions;
   private final Map<String, String> settings;
   private final SparkPlan child;
-
-  // ShuffleExchangeLike's state, which a Scala class would get as fields of its own.
-  private transient AtomicReference<Option<FutureAction<MapOutputStatistics>>> futureAction;
-  private transient boolean cancelled;
-  private transient Promise<MapOutputStatistics> promise;
-  private transient Future<MapOutputStatistics> completionFuture;
-  private transient java.util.concurrent.Future<Object> triggerFuture;
 
   private transient Future<MapOutputStatistics> mapOutputStatistics;
   private transient ShuffleDependency<Integer, RowChunk, RowChunk> dependency;
@@ -102,7 +96,6 @@ public final class GpuRangeSortExchangeExec extends Exchange implements ShuffleE
     this.maxPartitions = maxPartitions;
     this.settings = settings;
     this.child = child;
-    ShuffleExchangeLike.$init$(this);
   }
 
   public Seq<SortOrder> order() {
@@ -156,7 +149,7 @@ public final class GpuRangeSortExchangeExec extends Exchange implements ShuffleE
       partitions.set(numOutput);
       SQLMetrics.postDriverMetricUpdates(sparkContext(),
           sparkContext().getLocalProperty("spark.sql.execution.id"),
-          CollectionConverters.asScala(List.of(partitions)).toSeq());
+          ScalaCollections.list(List.of(partitions)));
     }
     return dependency;
   }
@@ -306,9 +299,9 @@ public final class GpuRangeSortExchangeExec extends Exchange implements ShuffleE
       all.put(DATA_SIZE, SQLMetrics.createSizeMetric(sparkContext(), "data size", -1L));
       all.put(ROWS_WRITTEN, SQLMetrics.createMetric(sparkContext(), "rows written to the shuffle"));
       all.put("numPartitions", SQLMetrics.createMetric(sparkContext(), "number of partitions"));
-      all.putAll(CollectionConverters.asJava(readMetrics));
-      all.putAll(CollectionConverters.asJava(writeMetrics));
-      allMetrics = scala.collection.immutable.Map.from(CollectionConverters.asScala(all));
+      all.putAll(ScalaCollections.asJava(readMetrics));
+      all.putAll(ScalaCollections.asJava(writeMetrics));
+      allMetrics = ScalaCollections.map(all);
     }
     return allMetrics;
   }
@@ -330,62 +323,6 @@ public final class GpuRangeSortExchangeExec extends Exchange implements ShuffleE
   private synchronized scala.collection.immutable.Map<String, SQLMetric> writeMetrics() {
     metrics();
     return writeMetrics;
-  }
-
-  // ---- ShuffleExchangeLike's fields. Scala's trait computes its lazy values once per instance
-  // in fields the class holds; its default methods compute them again on each call, so they are
-  // kept here (without that, the stage's future never completes).
-
-  @Override
-  public void org$apache$spark$sql$execution$exchange$ShuffleExchangeLike$_setter_$futureAction_$eq(
-      AtomicReference<Option<FutureAction<MapOutputStatistics>>> value) {
-    futureAction = value;
-  }
-
-  @Override
-  public AtomicReference<Option<FutureAction<MapOutputStatistics>>> futureAction() {
-    return futureAction;
-  }
-
-  @Override
-  public boolean org$apache$spark$sql$execution$exchange$ShuffleExchangeLike$$isCancelled() {
-    return cancelled;
-  }
-
-  @Override
-  public void org$apache$spark$sql$execution$exchange$ShuffleExchangeLike$$isCancelled_$eq(
-      boolean value) {
-    cancelled = value;
-  }
-
-  @Override
-  public synchronized Promise<MapOutputStatistics>
-      org$apache$spark$sql$execution$exchange$ShuffleExchangeLike$$promise() {
-    if (promise == null) {
-      promise = ShuffleExchangeLike.super
-          .org$apache$spark$sql$execution$exchange$ShuffleExchangeLike$$promise();
-    }
-    return promise;
-  }
-
-  @Override
-  public synchronized Future<MapOutputStatistics>
-      org$apache$spark$sql$execution$exchange$ShuffleExchangeLike$$completionFuture() {
-    if (completionFuture == null) {
-      completionFuture = ShuffleExchangeLike.super
-          .org$apache$spark$sql$execution$exchange$ShuffleExchangeLike$$completionFuture();
-    }
-    return completionFuture;
-  }
-
-  @Override
-  public synchronized java.util.concurrent.Future<Object>
-      org$apache$spark$sql$execution$exchange$ShuffleExchangeLike$$triggerFuture() {
-    if (triggerFuture == null) {
-      triggerFuture = ShuffleExchangeLike.super
-          .org$apache$spark$sql$execution$exchange$ShuffleExchangeLike$$triggerFuture();
-    }
-    return triggerFuture;
   }
 
   // ---- Product: the constructor's arguments, which makeCopy and canonicalization rebuild it from

@@ -1,5 +1,7 @@
 package io.gpusort.sql;
 
+import io.gpusort.compat.ScalaCollections;
+import io.gpusort.compat.UnaryExec;
 import io.gpusort.config.GpuSortConf;
 import java.util.List;
 import java.util.Map;
@@ -12,9 +14,7 @@ import org.apache.spark.sql.catalyst.plans.physical.UnknownPartitioning;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
-import scala.collection.immutable.IndexedSeq;
 import scala.collection.immutable.Seq;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * The physical sort node: sorts within partitions, or globally through a range shuffle of its rows
@@ -24,7 +24,7 @@ import scala.jdk.javaapi.CollectionConverters;
  * split between neighbouring partitions (that is what keeps heavy keys balanced), so the node
  * claims no clustering, only its ordering.
  */
-public final class GpuSortExec extends SparkPlan {
+public final class GpuSortExec extends UnaryExec {
   private static final long serialVersionUID = 1L;
 
   private final Seq<SortOrder> order;
@@ -41,6 +41,7 @@ public final class GpuSortExec extends SparkPlan {
     this.child = child;
   }
 
+  @Override
   public SparkPlan child() {
     return child;
   }
@@ -81,12 +82,12 @@ public final class GpuSortExec extends SparkPlan {
 
   @Override
   public scala.collection.immutable.Map<String, SQLMetric> metrics() {
-    return scala.collection.immutable.Map.from(CollectionConverters.asScala(sortMetrics().byKey()));
+    return ScalaCollections.map(sortMetrics().byKey());
   }
 
   @Override
   public Seq<Attribute> output() {
-    return child.output();
+    return ScalaCollections.immutable(child.output());
   }
 
   @Override
@@ -100,13 +101,8 @@ public final class GpuSortExec extends SparkPlan {
   }
 
   @Override
-  public Seq<SparkPlan> children() {
-    return CollectionConverters.asScala(List.of(child)).toList();
-  }
-
-  @Override
-  public SparkPlan withNewChildrenInternal(IndexedSeq<SparkPlan> newChildren) {
-    return new GpuSortExec(order, global, settings, newChildren.apply(0));
+  protected SparkPlan withNewChild(SparkPlan newChild) {
+    return new GpuSortExec(order, global, settings, newChild);
   }
 
   @Override

@@ -1,11 +1,13 @@
 package io.gpusort.sql;
 
+import io.gpusort.compat.ScalaCollections;
+import io.gpusort.compat.UnaryLogicalPlan;
+import io.gpusort.compat.ScalaCollections;
 import java.util.Map;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.SortOrder;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import scala.Option;
-import scala.collection.immutable.IndexedSeq;
 import scala.collection.immutable.Seq;
 
 /**
@@ -13,7 +15,7 @@ import scala.collection.immutable.Seq;
  * semantics, planned as {@link GpuSortExec}. It carries the {@code spark.gpusort.*} settings read
  * when the transform was applied.
  */
-public final class GpuSortNode extends LogicalPlan {
+public final class GpuSortNode extends UnaryLogicalPlan {
   private static final long serialVersionUID = 1L;
 
   private final Seq<SortOrder> order;
@@ -41,18 +43,14 @@ public final class GpuSortNode extends LogicalPlan {
     return settings;
   }
 
+  @Override
   public LogicalPlan child() {
     return child;
   }
 
   @Override
   public Seq<Attribute> output() {
-    return child.output();
-  }
-
-  @Override
-  public Seq<LogicalPlan> children() {
-    return scala.jdk.javaapi.CollectionConverters.asScala(java.util.List.of(child)).toList();
+    return ScalaCollections.immutable(child.output());
   }
 
   @Override
@@ -66,8 +64,8 @@ public final class GpuSortNode extends LogicalPlan {
   }
 
   @Override
-  public LogicalPlan withNewChildrenInternal(IndexedSeq<LogicalPlan> newChildren) {
-    return new GpuSortNode(order, global, settings, newChildren.apply(0));
+  protected LogicalPlan withNewChild(LogicalPlan newChild) {
+    return new GpuSortNode(order, global, settings, newChild);
   }
 
   @Override

@@ -1,5 +1,6 @@
 package io.gpusort.sql;
 
+import io.gpusort.compat.ScalaCollections;
 import io.gpusort.config.GpuSortConf;
 import io.gpusort.config.GpuSortConf.GlobalMode;
 import java.util.List;
@@ -7,7 +8,6 @@ import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.SparkStrategy;
 import scala.collection.immutable.Seq;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * Plans {@link GpuSortNode}: a global sort in merge mode as the exchange that sorts, cuts and
@@ -23,8 +23,8 @@ public final class GpuSortStrategy extends SparkStrategy {
       SparkPlan exec = merge
           ? new GpuRangeSortExchangeExec(node.order(), 0, node.settings(), planLater(node.child()))
           : new GpuSortExec(node.order(), node.global(), node.settings(), planLater(node.child()));
-      return CollectionConverters.asScala(List.of(exec)).toList();
+      return ScalaCollections.list(List.of(exec));
     }
-    return CollectionConverters.asScala(List.<SparkPlan>of()).toList();
+    return ScalaCollections.list(List.<SparkPlan>of());
   }
 }

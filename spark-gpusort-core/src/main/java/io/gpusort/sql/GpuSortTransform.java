@@ -1,5 +1,7 @@
 package io.gpusort.sql;
 
+import io.gpusort.compat.Datasets;
+import io.gpusort.compat.ScalaCollections;
 import io.gpusort.config.GpuSortConf;
 import io.gpusort.engine.EngineOptions;
 import io.gpusort.engine.Engines;
@@ -10,12 +12,11 @@ import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.Sort;
-import org.apache.spark.sql.classic.SparkSession;
+import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.execution.SparkStrategy;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import scala.collection.immutable.Seq;
-import scala.jdk.javaapi.CollectionConverters;
 import scala.runtime.AbstractFunction1;
 
 /**
@@ -40,22 +41,19 @@ public final class GpuSortTransform<T> extends AbstractFunction1<Dataset<T>, Dat
 
   @Override
   public Dataset<T> apply(Dataset<T> input) {
-    if (!(input instanceof org.apache.spark.sql.classic.Dataset<T> classic)) {
-      throw new UnsupportedOperationException(
-          "GpuSort needs a classic (non-Connect) Spark session; got " + input.getClass().getName());
-    }
-    SparkSession session = classic.sparkSession();
+    Datasets.requireClassic(input);
+    SparkSession session = input.sparkSession();
     Map<String, String> settings = gpusortSettings(session);
     GpuSortConf conf = GpuSortConf.of(settings);
     Engines.checkAvailable(EngineOptions.of(conf));
 
     Dataset<T> sparkSorted = global
-        ? classic.orderBy(sortOrders)
-        : classic.sortWithinPartitions(sortOrders);
+        ? input.orderBy(sortOrders)
+        : input.sortWithinPartitions(sortOrders);
     LogicalPlan analyzed = sparkSorted.queryExecution().analyzed();
     Sort sort = findSort(analyzed);
     try {
-      KeySpec.checkSupported(CollectionConverters.asJava(sort.order()));
+      KeySpec.checkSupported(ScalaCollections.asJava(sort.order()));
     } catch (UnsupportedKeyException e) {
       if (conf.get(GpuSortConf.STRICT)) {
         throw new UnsupportedKeyException(e.getMessage() + " (spark.gpusort.strict=true)");
@@ -64,14 +62,15 @@ public final class GpuSortTransform<T> extends AbstractFunction1<Dataset<T>, Dat
       return sparkSorted;
     }
     LogicalPlan replaced = replaceSort(analyzed, sort,
-        new GpuSortNode(sort.order(), sort.global(), settings, sort.child()));
+        new GpuSortNode(ScalaCollections.immutable(sort.order()), sort.global(), settings,
+            sort.child()));
     installStrategy(session);
-    return new org.apache.spark.sql.classic.Dataset<>(session, replaced, classic.encoder());
+    return Datasets.withPlan(input, replaced);
   }
 
   /** The session's spark.gpusort.* settings. */
-  static Map<String, String> gpusortSettings(org.apache.spark.sql.SparkSession session) {
-    return GpuSortConf.select(CollectionConverters.asJava(session.conf().getAll()));
+  static Map<String, String> gpusortSettings(SparkSession session) {
+    return GpuSortConf.select(ScalaCollections.asJava(session.conf().getAll()));
   }
 
 
@@ -92,22 +91,22 @@ public final class GpuSortTransform<T> extends AbstractFunction1<Dataset<T>, Dat
       return replacement;
     }
     LogicalPlan child = replaceSort(plan.children().head(), sort, replacement);
-    Seq<LogicalPlan> children = CollectionConverters.asScala(List.of(child)).toList();
+    Seq<LogicalPlan> children = ScalaCollections.list(List.of(child));
     return plan.withNewChildren(children);
   }
 
   /** Adds the planner strategy for GpuSortNode to this session, once. */
   private static void installStrategy(SparkSession session) {
     synchronized (session) {
-      Seq<SparkStrategy> strategies = session.experimental().extraStrategies();
-      for (SparkStrategy s : CollectionConverters.asJava(strategies)) {
+      scala.collection.Seq<SparkStrategy> strategies = session.experimental().extraStrategies();
+      for (SparkStrategy s : ScalaCollections.asJava(strategies)) {
         if (s instanceof GpuSortStrategy) {
           return;
         }
       }
-      List<SparkStrategy> updated = new java.util.ArrayList<>(CollectionConverters.asJava(strategies));
+      List<SparkStrategy> updated = new java.util.ArrayList<>(ScalaCollections.asJava(strategies));
       updated.add(new GpuSortStrategy());
-      session.experimental().extraStrategies_$eq(CollectionConverters.asScala(updated).toList());
+      session.experimental().extraStrategies_$eq(ScalaCollections.list(updated));
     }
   }
 }

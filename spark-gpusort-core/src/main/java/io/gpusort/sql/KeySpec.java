@@ -1,5 +1,7 @@
 package io.gpusort.sql;
 
+import io.gpusort.compat.Collations;
+import io.gpusort.compat.ScalaCollections;
 import io.gpusort.keys.KeyField;
 import io.gpusort.keys.KeyKind;
 import io.gpusort.keys.KeyLayout;
@@ -28,7 +30,6 @@ import org.apache.spark.sql.types.ShortType;
 import org.apache.spark.sql.types.StringType;
 import org.apache.spark.sql.types.TimestampNTZType;
 import org.apache.spark.sql.types.TimestampType;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * Everything an executor needs to encode and order the rows of one sort, built on the driver from
@@ -88,8 +89,8 @@ final class KeySpec implements Serializable {
         ordinals[i] = i;
       }
     }
-    return new KeySpec(CollectionConverters.asScala(bound).toList(), layout, ordinals,
-        direct ? null : CollectionConverters.asScala(keys).toList());
+    return new KeySpec(ScalaCollections.list(bound), layout, ordinals,
+        direct ? null : ScalaCollections.list(keys));
   }
 
   /** Throws {@link UnsupportedKeyException} unless every order has an encodable type. */
@@ -133,8 +134,8 @@ final class KeySpec implements Serializable {
     } else if (type instanceof DecimalType decimal) {
       return decimal.precision() <= 18 ? KeyKind.LONG : KeyKind.INT128;
     } else if (type instanceof StringType string) {
-      // Only the default UTF8_BINARY collation orders by bytes.
-      return string.supportsBinaryOrdering() && !string.usesTrimCollation() ? KeyKind.BYTES : null;
+      // Only binary collations (the default UTF8_BINARY) order by bytes; Spark 3.5 has no others.
+      return Collations.ordersByBytes(string) ? KeyKind.BYTES : null;
     } else if (type instanceof BinaryType) {
       return KeyKind.BYTES;
     } else if (type instanceof NullType) {

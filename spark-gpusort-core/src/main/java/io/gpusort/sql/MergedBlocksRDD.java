@@ -1,5 +1,6 @@
 package io.gpusort.sql;
 
+import io.gpusort.compat.ScalaCollections;
 import java.util.List;
 import org.apache.spark.Dependency;
 import org.apache.spark.Partition;
@@ -18,7 +19,6 @@ import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.execution.metric.SQLShuffleReadMetricsReporter;
 import scala.Product2;
 import scala.collection.Iterator;
-import scala.jdk.javaapi.CollectionConverters;
 import scala.reflect.ClassTag$;
 
 /**
@@ -46,7 +46,7 @@ final class MergedBlocksRDD extends RDD<InternalRow> {
       ShufflePartitionSpec[] specs, scala.collection.immutable.Map<String, SQLMetric> readMetrics,
       SortPlan plan, long rowsPerOutputPartition) {
     super(dependency.rdd().context(),
-        CollectionConverters.asScala(List.<Dependency<?>>of(dependency)).toList(),
+        ScalaCollections.list(List.<Dependency<?>>of(dependency)),
         ClassTag$.MODULE$.apply(InternalRow.class));
     this.dependency = dependency;
     this.specs = specs;
@@ -105,7 +105,7 @@ final class MergedBlocksRDD extends RDD<InternalRow> {
     long expectedRows = spec instanceof CoalescedPartitionSpec
         ? rowsPerOutputPartition * (range[3] - range[2]) : 0;
     java.util.Iterator<InternalRow> rows = ExternalRowSorter.sortChunksInTask(plan,
-        SortPipelines.values(CollectionConverters.asJava(blocks)), expectedRows);
-    return CollectionConverters.asScala(rows);
+        SortPipelines.values(ScalaCollections.asJava(blocks)), expectedRows);
+    return ScalaCollections.asScala(rows);
   }
 }

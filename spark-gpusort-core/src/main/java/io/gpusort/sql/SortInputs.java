@@ -1,5 +1,6 @@
 package io.gpusort.sql;
 
+import io.gpusort.compat.ScalaCollections;
 import io.gpusort.config.GpuSortConf;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -23,13 +24,13 @@ import org.apache.spark.sql.execution.ColumnarToRowExec;
 import org.apache.spark.sql.execution.InputAdapter;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.WholeStageCodegenExec;
+import org.apache.spark.sql.execution.adaptive.TableCacheQueryStageExec;
 import org.apache.spark.sql.execution.columnar.InMemoryTableScanExec;
 import org.apache.spark.sql.execution.datasources.v2.DataSourceV2ScanRelation;
 import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import scala.collection.immutable.Seq;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * What a sort node reads from its child and how it sorts it, shared by the node that sorts
@@ -55,8 +56,11 @@ final class SortInputs {
     if (columnar != null) {
       return columnar.executeColumnar();
     }
+    // Under adaptive execution the cache's scan may stand in a query stage of its own (Spark
+    // 3.5 plans one for a cached relation), whose plan is the scan.
+    SparkPlan cacheScan = child instanceof TableCacheQueryStageExec stage ? stage.plan() : child;
     if (columnarIntake && conf.get(GpuSortConf.CACHE_BATCHES)
-        && child instanceof InMemoryTableScanExec scan
+        && cacheScan instanceof InMemoryTableScanExec scan
         && ColumnarRowWriter.of(child.schema()) != null) {
       return CachedBatchColumns.read(scan);
     }
@@ -123,17 +127,17 @@ final class SortInputs {
       // that the optimizer asks the source for the keys alone (the attributes are the same).
       source = scan.relation();
     }
-    AttributeSet keys = AttributeSet.fromAttributeSets(CollectionConverters.asScala(
-        CollectionConverters.asJava(order).stream().map(SortOrder::references).toList()));
+    AttributeSet keys = AttributeSet.fromAttributeSets(ScalaCollections.list(
+        ScalaCollections.asJava(order).stream().map(SortOrder::references).toList()));
     if (keys.isEmpty() || keys.size() >= child.output().size()
         || !keys.subsetOf(source.outputSet())) {
       return null;
     }
     List<NamedExpression> columns = new ArrayList<>();
-    for (Attribute key : CollectionConverters.asJava(keys.toSeq())) {
+    for (Attribute key : ScalaCollections.asJava(keys.toSeq())) {
       columns.add(key);
     }
-    Project project = new Project(CollectionConverters.asScala(columns).toList(), source);
+    Project project = new Project(ScalaCollections.list(columns), source);
     return child.session().sessionState().executePlan(project, CommandExecutionMode.ALL())
         .executedPlan();
   }
@@ -146,7 +150,7 @@ final class SortInputs {
   static List<Expression> widenToChild(SparkPlan keyScan, SparkPlan child) {
     AttributeSet keys = keyScan.outputSet();
     List<Expression> row = new ArrayList<>();
-    for (Attribute column : CollectionConverters.asJava(child.output())) {
+    for (Attribute column : ScalaCollections.asJava(child.output())) {
       row.add(keys.contains(column)
           ? BindReferences.bindReference(column, package$.MODULE$.AttributeSeq(keyScan.output()),
               false)
@@ -225,8 +229,9 @@ final class SortInputs {
    */
   static SortPlan plan(Seq<SortOrder> order, SparkPlan child, GpuSortConf conf,
       SortMetrics metrics, int maxPartitions, long expectedPartitionRows) {
-    List<SortOrder> orders = CollectionConverters.asJava(order);
-    KeySpec keys = KeySpec.of(orders, child.output(), conf.get(GpuSortConf.STRING_PREFIX_BYTES));
+    List<SortOrder> orders = ScalaCollections.asJava(order);
+    KeySpec keys = KeySpec.of(orders, ScalaCollections.immutable(child.output()),
+        conf.get(GpuSortConf.STRING_PREFIX_BYTES));
     SQLConf sqlConf = SQLConf.get();
     long advisoryBytes = JavaUtils.byteStringAsBytes(sqlConf.getConfString(
         "spark.sql.adaptive.advisoryPartitionSizeInBytes", "64MB"));

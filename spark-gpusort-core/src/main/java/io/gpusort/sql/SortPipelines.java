@@ -1,5 +1,6 @@
 package io.gpusort.sql;
 
+import io.gpusort.compat.ScalaCollections;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Iterator;
@@ -20,7 +21,6 @@ import scala.Product2;
 import scala.Tuple2;
 import scala.reflect.ClassTag;
 import scala.reflect.ClassTag$;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * The RDD pipelines behind the sort nodes: a local sort of each partition, the global sort that
@@ -177,7 +177,7 @@ final class SortPipelines {
   /** A task's projection of {@code exprs}; null where they are null. */
   private static UnsafeProjection projection(List<Expression> exprs) {
     return exprs == null ? null
-        : UnsafeProjection.create(CollectionConverters.asScala(exprs).toSeq());
+        : UnsafeProjection.create(ScalaCollections.list(exprs));
   }
 
   /** {@code rows}, each made into a row by {@code widen}'s projection (where not null). */

@@ -1,5 +1,6 @@
 package io.gpusort.sql;
 
+import io.gpusort.compat.ScalaCollections;
 import io.gpusort.config.GpuSortConf;
 import io.gpusort.config.GpuSortConf.GlobalMode;
 import java.util.ArrayList;
@@ -15,7 +16,6 @@ import org.apache.spark.sql.execution.exchange.ENSURE_REQUIREMENTS$;
 import org.apache.spark.sql.execution.exchange.ShuffleExchangeExec;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * Replaces Spark's physical {@code SortExec} nodes where every key can be encoded: the sorts of
@@ -50,7 +50,7 @@ public final class SortReplacement extends Rule<SparkPlan> {
   }
 
   private static SparkPlan rewrite(SparkPlan plan, Map<String, String> settings) {
-    List<SparkPlan> children = CollectionConverters.asJava(plan.children());
+    List<SparkPlan> children = ScalaCollections.asJava(plan.children());
     List<SparkPlan> rewritten = new ArrayList<>(children.size());
     boolean changed = false;
     for (SparkPlan child : children) {
@@ -59,24 +59,26 @@ public final class SortReplacement extends Rule<SparkPlan> {
       rewritten.add(r);
     }
     SparkPlan node = changed
-        ? plan.withNewChildren(CollectionConverters.asScala(rewritten).toSeq()) : plan;
+        ? plan.withNewChildren(ScalaCollections.list(rewritten)) : plan;
     if (node instanceof SortExec sort) {
       try {
-        KeySpec.checkSupported(CollectionConverters.asJava(sort.sortOrder()));
+        KeySpec.checkSupported(ScalaCollections.asJava(sort.sortOrder()));
       } catch (UnsupportedKeyException e) {
         LOG.info("Sort stays on Spark's SortExec: {}", e.getMessage());
         return node;
       }
       ShuffleExchangeExec range = rangeExchangeBelow(sort, settings);
       if (range != null) {
-        GpuRangeSortExchangeExec fused = new GpuRangeSortExchangeExec(sort.sortOrder(),
+        GpuRangeSortExchangeExec fused = new GpuRangeSortExchangeExec(
+            ScalaCollections.immutable(sort.sortOrder()),
             range.outputPartitioning().numPartitions(), settings, range.child());
         // The sort's logical node, so that adaptive execution's re-planning takes the stage for
         // the whole sort and plans no second one above it.
         fused.copyTagsFrom(sort);
         return fused;
       }
-      return new GpuSortExec(sort.sortOrder(), false, settings, sort.child());
+      return new GpuSortExec(ScalaCollections.immutable(sort.sortOrder()), false, settings,
+          sort.child());
     }
     return node;
   }
@@ -95,8 +97,8 @@ public final class SortReplacement extends Rule<SparkPlan> {
         || !(exchange.outputPartitioning() instanceof RangePartitioning range)) {
       return null;
     }
-    List<SortOrder> wanted = CollectionConverters.asJava(sort.sortOrder());
-    List<SortOrder> ranged = CollectionConverters.asJava(range.ordering());
+    List<SortOrder> wanted = ScalaCollections.asJava(sort.sortOrder());
+    List<SortOrder> ranged = ScalaCollections.asJava(range.ordering());
     if (wanted.size() != ranged.size()) {
       return null;
     }

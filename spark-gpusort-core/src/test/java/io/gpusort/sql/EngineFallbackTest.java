@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
+import io.gpusort.compat.ScalaCollections;
 import io.gpusort.config.GpuSortConf;
 import io.gpusort.engine.EngineException;
 import io.gpusort.engine.Engines;
@@ -24,7 +25,6 @@ import org.apache.spark.sql.types.Metadata;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.junit.jupiter.api.Test;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * A GPU engine that fails (device error, out of device memory) costs a run nothing but time: it is
@@ -100,7 +100,7 @@ class EngineFallbackTest {
     StructType schema = new StructType(new StructField[] {
         new StructField("k", DataTypes.LongType, true, Metadata.empty())});
     KeySpec spec = KeySpec.of(List.of(RowKeyEncoderTest.sortOrder(key, false, true)),
-        CollectionConverters.asScala(List.<Attribute>of(key)).toList(), 16);
+        ScalaCollections.list(List.<Attribute>of(key)), 16);
     return new SortPlan(spec, schema, GpuSortConf.of(Map.of()), 4, 64L << 20);
   }
 

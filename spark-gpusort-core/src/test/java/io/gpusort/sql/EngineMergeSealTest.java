@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gpusort.compat.ScalaCollections;
 import io.gpusort.config.GpuSortConf;
 import io.gpusort.engine.KeyBatch;
 import io.gpusort.engine.SortEngine;
@@ -23,7 +24,6 @@ import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * The seal of a reducer's run ({@link RunBuilder.Input#SORTED_RUNS_ENGINE_MERGE}): the keys'
@@ -118,7 +118,7 @@ class EngineMergeSealTest {
         new StructField("k", DataTypes.LongType, false, Metadata.empty()),
         new StructField("v", DataTypes.LongType, false, Metadata.empty())});
     KeySpec spec = KeySpec.of(List.of(RowKeyEncoderTest.sortOrder(key, false, true)),
-        CollectionConverters.asScala(List.<Attribute>of(key)).toList(), 16);
+        ScalaCollections.list(List.<Attribute>of(key)), 16);
     return new SortPlan(spec, schema, GpuSortConf.of(Map.of()), 4, 64L << 20);
   }
 

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpusort.GpuSort;
+import io.gpusort.compat.ScalaCollections;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -22,7 +23,6 @@ import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * The sort node's metrics, and through them that the paths the oracle tests configure really ran:
@@ -166,7 +166,7 @@ class GpuSortMetricsTest {
   }
 
   private static long metric(SparkPlan node, String key) {
-    SQLMetric metric = CollectionConverters.asJava(node.metrics()).get(key);
+    SQLMetric metric = ScalaCollections.asJava(node.metrics()).get(key);
     assertNotNull(metric, "no metric " + key);
     return metric.value();
   }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import io.gpusort.GpuSort;
+import io.gpusort.compat.ScalaCollections;
 import io.gpusort.config.GpuSortConf;
 import io.gpusort.engine.KeyBatch;
 import java.util.List;
@@ -25,7 +26,6 @@ import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * A run's row index starts at the size Spark's statistics give a partition (a materialized cache,
@@ -202,7 +202,7 @@ class IndexSizingTest {
     StructType schema = new StructType(new StructField[] {
         new StructField("k", DataTypes.LongType, false, Metadata.empty())});
     KeySpec spec = KeySpec.of(List.of(RowKeyEncoderTest.sortOrder(key, false, true)),
-        CollectionConverters.asScala(List.<Attribute>of(key)).toList(), 16);
+        ScalaCollections.list(List.<Attribute>of(key)), 16);
     SortPlan plan = new SortPlan(spec, schema, GpuSortConf.of(Map.of()), 4, 64L << 20);
     return new RunBuilder(new RowKeys(plan), memory, PAGE_BYTES, false, 1, () -> null,
         firstCapacity);

@@ -3,6 +3,7 @@ package io.gpusort.sql;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gpusort.compat.ScalaCollections;
 import io.gpusort.config.GpuSortConf;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -31,7 +32,6 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import scala.Tuple2;
 import scala.reflect.ClassTag$;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * The merge mode's two sides run as Spark tasks without the shuffle between them, so that the
@@ -65,7 +65,7 @@ class MergeChunksTest {
           new StructField("k", key.dataType(), true, Metadata.empty()),
           new StructField("s", DataTypes.StringType, false, Metadata.empty())});
       KeySpec spec = KeySpec.of(List.of(RowKeyEncoderTest.sortOrder(key, false, true)),
-          CollectionConverters.asScala(List.<Attribute>of(key, payload)).toList(), 4);
+          ScalaCollections.list(List.<Attribute>of(key, payload)), 4);
       // Small pages and runs: rows spill into several runs on each side.
       plan = new SortPlan(spec, schema, GpuSortConf.of(Map.of("spark.gpusort.engine", "cpu",
           "spark.gpusort.chunk.maxBytes", "16k", "spark.gpusort.run.maxBytes", "64k")),

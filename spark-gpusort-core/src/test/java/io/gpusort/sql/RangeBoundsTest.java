@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import io.gpusort.TestSeeds;
+import io.gpusort.compat.ScalaCollections;
 import io.gpusort.config.GpuSortConf;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -30,7 +31,6 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.types.UTF8String;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * Checks {@link RangeBounds} on real {@link UnsafeRow}s, for a long key (an exact layout) and a
@@ -83,7 +83,7 @@ class RangeBoundsTest {
           new StructField("k", keyType.type, true, Metadata.empty()),
           new StructField("v", DataTypes.IntegerType, false, Metadata.empty())});
       KeySpec spec = KeySpec.of(List.of(RowKeyEncoderTest.sortOrder(key, false, true)),
-          CollectionConverters.asScala(List.<Attribute>of(key, payload)).toList(),
+          ScalaCollections.list(List.<Attribute>of(key, payload)),
           STRING_PREFIX_BYTES);
       SortPlan plan = new SortPlan(spec, schema, GpuSortConf.of(Map.of()), OUTPUT_PARTITIONS,
           64L << 20);

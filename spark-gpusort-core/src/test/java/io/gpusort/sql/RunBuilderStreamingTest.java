@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gpusort.compat.ScalaCollections;
 import io.gpusort.config.GpuSortConf;
 import io.gpusort.engine.RowArrival;
 import io.gpusort.engine.RowPages;
@@ -26,7 +27,6 @@ import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * The row path's side of the transfers overlapped with the task, against an engine that has a
@@ -88,7 +88,7 @@ class RunBuilderStreamingTest {
         new StructField("k", DataTypes.LongType, false, Metadata.empty()),
         new StructField("v", DataTypes.LongType, false, Metadata.empty())});
     KeySpec spec = KeySpec.of(List.of(RowKeyEncoderTest.sortOrder(key, false, true)),
-        CollectionConverters.asScala(List.<Attribute>of(key)).toList(), 16);
+        ScalaCollections.list(List.<Attribute>of(key)), 16);
     return new SortPlan(spec, schema, GpuSortConf.of(Map.of()), 4, 64L << 20);
   }
 

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gpusort.compat.ScalaCollections;
 import io.gpusort.memory.HostBuffer;
 import io.gpusort.memory.HostMemory;
 import java.io.File;
@@ -18,7 +19,6 @@ import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
 import org.apache.spark.sql.execution.adaptive.QueryStageExec;
 import org.apache.spark.sql.execution.metric.SQLMetric;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * What a sort holds while it runs, for tests that check it is all given back: the executor's
@@ -37,7 +37,7 @@ final class SortResources {
   /** Temporary local blocks of this executor's disk manager: where spills go. */
   static Set<String> spillFiles() {
     Set<String> names = new TreeSet<>();
-    for (File f : CollectionConverters.asJava(
+    for (File f : ScalaCollections.asJava(
         SparkEnv.get().blockManager().diskBlockManager().getAllFiles())) {
       if (f.getName().startsWith("temp_local_")) {
         names.add(f.getPath());
@@ -102,7 +102,7 @@ final class SortResources {
     if (plan instanceof QueryStageExec stage) {
       collect(stage.plan(), nodes);
     }
-    for (SparkPlan child : CollectionConverters.asJava(plan.children())) {
+    for (SparkPlan child : ScalaCollections.asJava(plan.children())) {
       collect(child, nodes);
     }
   }
@@ -111,7 +111,7 @@ final class SortResources {
   static long metric(Dataset<?> executed, String key) {
     long sum = 0;
     for (SparkPlan node : sortNodes(executed)) {
-      SQLMetric metric = CollectionConverters.asJava(node.metrics()).get(key);
+      SQLMetric metric = ScalaCollections.asJava(node.metrics()).get(key);
       sum += metric.value();
     }
     return sum;

@@ -1,11 +1,11 @@
 package io.gpusort.sql;
 
+import io.gpusort.compat.ScalaCollections;
 import io.gpusort.config.ConfEntry;
 import io.gpusort.config.GpuSortConf;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.spark.sql.SparkSession;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * The one local {@link SparkSession} that every Spark test of this module shares: starting Spark
@@ -58,7 +58,7 @@ public final class SparkTestSession {
   public static void resetGpuSortConf() {
     SparkSession spark = get();
     List<String> keys = new ArrayList<>();
-    for (String key : CollectionConverters.asJava(spark.conf().getAll()).keySet()) {
+    for (String key : ScalaCollections.asJava(spark.conf().getAll()).keySet()) {
       if (key.startsWith(GPUSORT_PREFIX)) {
         keys.add(key);
       }
@@ -96,6 +96,12 @@ public final class SparkTestSession {
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.driver.bindAddress", "127.0.0.1")
         .config("spark.sql.extensions", "io.gpusort.spark.GpuSortExtensions")
+        // Spark 4's defaults, which Spark 3.5 does not have (it refuses to write or read dates
+        // before 1582 and timestamps before 1900 in Parquet unless told which calendar).
+        .config("spark.sql.parquet.int96RebaseModeInWrite", "CORRECTED")
+        .config("spark.sql.parquet.datetimeRebaseModeInWrite", "CORRECTED")
+        .config("spark.sql.parquet.int96RebaseModeInRead", "CORRECTED")
+        .config("spark.sql.parquet.datetimeRebaseModeInRead", "CORRECTED")
         .config(SQL_ENABLED, "false")
         // A task that ends holding execution memory fails, instead of a warning in the log.
         .config("spark.unsafe.exceptionOnMemoryLeak", "true")

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.gpusort.compat.ScalaCollections;
 import io.gpusort.config.GpuSortConf;
 import io.gpusort.engine.RowArrival;
 import io.gpusort.engine.RowPages;
@@ -29,7 +30,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * The intake's staging ring ({@link StagingRing}) against an upload whose "device" is host memory
@@ -203,7 +203,7 @@ class StagedIntakeTest {
         new StructField("v", DataTypes.LongType, false, Metadata.empty()),
         new StructField("s", DataTypes.BinaryType, false, Metadata.empty())});
     KeySpec spec = KeySpec.of(List.of(RowKeyEncoderTest.sortOrder(key, false, true)),
-        CollectionConverters.asScala(List.<Attribute>of(key)).toList(), 16);
+        ScalaCollections.list(List.<Attribute>of(key)), 16);
     return new SortPlan(spec, schema, GpuSortConf.of(Map.of()), 4, 64L << 20);
   }
 

@@ -67,7 +67,6 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 import scala.Function1;
-import scala.jdk.javaapi.CollectionConverters;
 
 /** Random frames with every key type, special values and unique row ids. */
 final class TestData {

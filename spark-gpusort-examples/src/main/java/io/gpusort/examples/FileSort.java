@@ -37,7 +37,7 @@ import org.apache.spark.sql.functions;
  * ({@link SortProgress}).
  *
  * <pre>{@code
- * spark-submit spark-gpusort-examples-<version>.jar \
+ * spark-submit spark-gpusort-examples_spark<line>_<scala>-<version>.jar \
  *     --input events.parquet --format parquet --key ts:desc,user --output events-sorted
  * }</pre>
  *

@@ -8,6 +8,7 @@ import static org.apache.spark.sql.functions.substring;
 import static org.apache.spark.sql.functions.xxhash64;
 
 import io.gpusort.GpuSort;
+import io.gpusort.compat.ScalaCollections;
 import io.gpusort.config.GpuSortConf;
 import io.gpusort.sql.GpuRangeSortExchangeExec;
 import io.gpusort.sql.GpuSortExec;
@@ -31,7 +32,6 @@ import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
 import org.apache.spark.sql.execution.adaptive.QueryStageExec;
 import org.apache.spark.sql.execution.metric.SQLMetric;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * An engine of GpuSort (the CPU engine unless {@code --engine} says) against Spark's own sort,
@@ -55,7 +55,8 @@ import scala.jdk.javaapi.CollectionConverters;
  *
  * <pre>{@code
  * spark-submit --driver-memory 8g --class io.gpusort.examples.SortBenchmark \
- *     spark-gpusort-examples-<version>.jar [--rows 10000000] [--reps 5] [--partitions N] \
+ *     spark-gpusort-examples_spark<line>_<scala>-<version>.jar \
+ *     [--rows 10000000] [--reps 5] [--partitions N] \
  *     [--engine cpu] [--input cached|parquet] [--parquet-dir DIR] [--key long|string] \
  *     [--cases all|within|global|file] [--conf key=value ...] [--variant label:key=value,... ...]
  * }</pre>
@@ -632,7 +633,7 @@ public final class SortBenchmark {
   private static Map<String, Double> stageSample(SparkPlan plan) {
     Map<String, Double> sample = new TreeMap<>();
     for (SparkPlan node : gpuSortNodes(plan, new ArrayList<>())) {
-      CollectionConverters.asJava(node.metrics()).forEach((key, metric) -> {
+      ScalaCollections.asJava(node.metrics()).forEach((key, metric) -> {
         if (key.endsWith(STAGE_TIME_SUFFIX)) {
           sample.merge(key, ExampleRuntime.seconds(nanos(metric)), Double::sum);
         } else if (key.equals(ENGINE_CALLS_METRIC)) {
@@ -663,7 +664,7 @@ public final class SortBenchmark {
     } else if (plan instanceof QueryStageExec stage) {
       gpuSortNodes(stage.plan(), found);
     }
-    for (SparkPlan child : CollectionConverters.asJava(plan.children())) {
+    for (SparkPlan child : ScalaCollections.asJava(plan.children())) {
       gpuSortNodes(child, found);
     }
     return found;

@@ -1,5 +1,6 @@
 package io.gpusort.examples;
 
+import io.gpusort.compat.ScalaCollections;
 import java.io.PrintStream;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -21,7 +22,6 @@ import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.scheduler.SparkListenerTaskStart;
 import org.apache.spark.scheduler.StageInfo;
 import scala.Tuple4;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * Progress lines of a long FileSort run, printed every interval from a thread of their own:
@@ -152,7 +152,7 @@ final class SortProgress extends SparkListener implements AutoCloseable {
       finishedRead += metrics.inputMetrics().recordsRead();
       finishedBytesRead += metrics.inputMetrics().bytesRead();
     }
-    Long counted = countedRecords(CollectionConverters.asJava(end.taskInfo().accumulables()));
+    Long counted = countedRecords(ScalaCollections.asJava(end.taskInfo().accumulables()));
     finishedWritten += counted != null ? counted : metrics.outputMetrics().recordsWritten();
   }
 
@@ -169,14 +169,16 @@ final class SortProgress extends SparkListener implements AutoCloseable {
 
   @Override
   public synchronized void onExecutorMetricsUpdate(SparkListenerExecutorMetricsUpdate update) {
-    for (Tuple4<Object, Object, Object, scala.collection.immutable.Seq<AccumulableInfo>> task
-        : CollectionConverters.asJava(update.accumUpdates())) {
+    // A Scala Seq of (task id, stage, attempt, updates); updates are a collection.Seq on Scala
+    // 2.12 and an immutable one on 2.13, hence the wildcard.
+    for (Tuple4<Object, Object, Object, ? extends scala.collection.Seq<AccumulableInfo>> task
+        : ScalaCollections.asJava(update.accumUpdates())) {
       // Only tasks known to be running: a heartbeat can arrive after its task's end.
       long[] counts = running.get((Long) task._1());
       if (counts == null) {
         continue;
       }
-      for (AccumulableInfo info : CollectionConverters.asJava(task._4())) {
+      for (AccumulableInfo info : ScalaCollections.asJava(task._4())) {
         if (info.name().isEmpty() || info.update().isEmpty()
             || !(info.update().get() instanceof Long value)) {
           continue;

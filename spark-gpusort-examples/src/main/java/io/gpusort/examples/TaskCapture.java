@@ -1,5 +1,6 @@
 package io.gpusort.examples;
 
+import io.gpusort.compat.ScalaCollections;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.Comparator;
@@ -9,7 +10,6 @@ import org.apache.spark.scheduler.AccumulableInfo;
 import org.apache.spark.scheduler.SparkListener;
 import org.apache.spark.scheduler.SparkListenerTaskEnd;
 import org.apache.spark.scheduler.TaskInfo;
-import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * The tasks that ended since the last {@link #clear()}: run times, GC times, and for the
@@ -38,7 +38,7 @@ final class TaskCapture extends SparkListener {
       task[3] = end.taskMetrics().executorDeserializeTime() / 1e3;
       task[4] = end.taskMetrics().shuffleWriteMetrics().bytesWritten();
     }
-    for (AccumulableInfo acc : CollectionConverters.asJava(info.accumulables())) {
+    for (AccumulableInfo acc : ScalaCollections.asJava(info.accumulables())) {
       if (acc.name().isEmpty() || acc.update().isEmpty()
           || !(acc.update().get() instanceof Number value)) {
         continue;

@@ -38,7 +38,8 @@ import org.apache.spark.sql.SparkSession;
  *
  * <pre>{@code
  * spark-submit --driver-memory 8g --class io.gpusort.examples.TeraBenchmark \
- *     spark-gpusort-examples-<version>.jar [--rows 10000000] [--reps 3] [--warmups 1] \
+ *     spark-gpusort-examples_spark<line>_<scala>-<version>.jar \
+ *     [--rows 10000000] [--reps 3] [--warmups 1] \
  *     [--files N] [--partitions N] [--engine cpu] [--seed S] [--dir DIR] [--master URL] \
  *     [--cases floor,spark,filesort]
  * }</pre>

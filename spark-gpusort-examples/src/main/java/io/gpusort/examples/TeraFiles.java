@@ -58,8 +58,7 @@ final class TeraFiles {
     int key = records.schema().fieldIndex(TeraRecords.KEY_COLUMN);
     int value = records.schema().fieldIndex(TeraRecords.VALUE_COLUMN);
     // The plan's own rows, not Dataset.rdd()'s external Rows, which cost a conversion each.
-    RDD<InternalRow> rows =
-        ((org.apache.spark.sql.classic.Dataset<Row>) records).queryExecution().toRdd();
+    RDD<InternalRow> rows = records.queryExecution().toRdd();
     LongAccumulator written = records.sparkSession().sparkContext()
         .longAccumulator(RECORDS_WRITTEN);
     JavaPairRDD<byte[], byte[]> pairs = rows.toJavaRDD().mapPartitionsToPair(

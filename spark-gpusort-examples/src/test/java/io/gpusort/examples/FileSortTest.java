@@ -559,7 +559,7 @@ class FileSortTest {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.add("-Xmx1g");
-    command.addAll(Arrays.asList(JavaModuleOptions.defaultModuleOptionArray()));
+    command.addAll(Arrays.asList(JavaModuleOptions.defaultModuleOptions().split(" ")));
     command.add("-Dspark.ui.enabled=false");
     command.addAll(List.of("-cp", classPath, FileSort.class.getName()));
     command.addAll(Arrays.asList(argv));

@@ -44,6 +44,9 @@ import org.junit.jupiter.api.TestMethodOrder;
 class StandaloneClusterIT {
   private static final long ROWS = 60_000;
   private static final long TIMEOUT_SECONDS = Long.getLong("gpusort.it.timeoutSeconds", 300);
+  /** The Spark line and Scala version in the jars' names ({@code _spark4.2_2.13}), from Maven. */
+  private static final String LINE =
+      java.util.regex.Pattern.quote(System.getProperty("gpusort.it.line", "_spark4.2_2.13"));
 
   /** Logs and output stay here after the run (target/cluster-it), for reading when it fails. */
   private static Path work;
@@ -106,7 +109,7 @@ class StandaloneClusterIT {
     // The shaded examples jar (its own classes, the plugin's and the GPU bindings), its main
     // class from the manifest: the demo sorts generated rows with GpuSort.byKey and orderBy on
     // the cluster and compares them.
-    Path examplesJar = onlyFile(Path.of("target"), "spark-gpusort-examples-.*\\.jar");
+    Path examplesJar = onlyFile(Path.of("target"), "spark-gpusort-examples" + LINE + "-.*\\.jar");
     String log = submitAndWait("demo", List.of(examplesJar.toAbsolutePath().toString(), "--demo", "--rows", "20000",
         "--partitions", "4"));
     assertTrue(log.contains("check passed"), tail(log));
@@ -197,10 +200,10 @@ class StandaloneClusterIT {
    */
   private static List<String> clusterCheck(Path output, String... checkArgs) throws IOException {
     Path pluginJar = onlyFile(Path.of("../spark-gpusort-core/target"),
-        "spark-gpusort-core-.*-plugin\\.jar");
+        "spark-gpusort-core" + LINE + "-.*-plugin\\.jar");
     // The examples' own classes (the shade step keeps them as original-*.jar): the plugin
     // reaches the cluster through the plugin jar alone.
-    Path appJar = onlyFile(Path.of("target"), "original-spark-gpusort-examples-.*\\.jar");
+    Path appJar = onlyFile(Path.of("target"), "original-spark-gpusort-examples" + LINE + "-.*\\.jar");
     List<String> args = new ArrayList<>(List.of(
         "--conf", "spark.plugins=io.gpusort.spark.GpuSortPlugin",
         "--conf", "spark.serializer=org.apache.spark.serializer.KryoSerializer",
@@ -296,7 +299,7 @@ class StandaloneClusterIT {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.add("-Xmx512m");
-    command.addAll(Arrays.asList(JavaModuleOptions.defaultModuleOptionArray()));
+    command.addAll(Arrays.asList(JavaModuleOptions.defaultModuleOptions().split(" ")));
     command.add("-cp");
     command.add(sparkHome.resolve("jars") + File.separator + "*");
     if (!daemon) {

@@ -15,6 +15,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.apache.spark.sql.functions.col;
 
 import io.gpusort.GpuSort;
+import io.gpusort.compat.ScalaCollections;
 import io.gpusort.examples.TeraScan.TeraSplit;
 import io.gpusort.sql.ByteSliceVector;
 import java.io.IOException;
@@ -50,7 +51,6 @@ import org.apache.spark.util.SerializableConfiguration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import scala.Tuple2;
-import scala.jdk.javaapi.CollectionConverters;
 
 class TeraSortSourceTest {
   @TempDir
@@ -153,7 +153,7 @@ class TeraSortSourceTest {
     Path dir = Files.createDirectory(tmp.resolve("in"));
     writeRecords(dir.resolve("a"), 0, 123);
     Dataset<Row> data = TeraFiles.read(SharedSpark.get(), hadoopPath(dir));
-    var stats = ((org.apache.spark.sql.classic.Dataset<Row>) data).queryExecution()
+    var stats = data.queryExecution()
         .optimizedPlan().stats();
     assertEquals(123, stats.rowCount().get().longValue());
     assertEquals(123 * 100, stats.sizeInBytes().longValue());
@@ -423,7 +423,7 @@ class TeraSortSourceTest {
   }
 
   private static SparkPlan executedPlan(Dataset<Row> data) {
-    return ((org.apache.spark.sql.classic.Dataset<Row>) data).queryExecution().executedPlan();
+    return data.queryExecution().executedPlan();
   }
 
   /** The terasort scan in {@code data}'s executed plan. */
@@ -437,7 +437,7 @@ class TeraSortSourceTest {
     if (plan instanceof BatchScanExec scan) {
       return scan;
     }
-    for (SparkPlan child : CollectionConverters.asJava(plan.children())) {
+    for (SparkPlan child : ScalaCollections.asJava(plan.children())) {
       BatchScanExec scan = findScan(child);
       if (scan != null) {
         return scan;
@@ -455,7 +455,7 @@ class TeraSortSourceTest {
   /** The sum of metric {@code key} over the nodes of {@code plan} that have it. */
   private static long sumMetric(SparkPlan plan, String key) {
     long sum = 0;
-    SQLMetric metric = CollectionConverters.asJava(plan.metrics()).get(key);
+    SQLMetric metric = ScalaCollections.asJava(plan.metrics()).get(key);
     if (metric != null) {
       sum += metric.value();
     }
@@ -465,7 +465,7 @@ class TeraSortSourceTest {
     if (plan instanceof QueryStageExec stage) {
       sum += sumMetric(stage.plan(), key);
     }
-    for (SparkPlan child : CollectionConverters.asJava(plan.children())) {
+    for (SparkPlan child : ScalaCollections.asJava(plan.children())) {
       sum += sumMetric(child, key);
     }
     return sum;

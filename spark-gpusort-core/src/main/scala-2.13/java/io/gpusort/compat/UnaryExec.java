@@ -1,0 +1,29 @@
+package io.gpusort.compat;
+
+import java.util.List;
+import org.apache.spark.sql.execution.SparkPlan;
+
+/**
+ * A physical plan node with one child, for Scala 2.13: Spark's tree nodes take their new children
+ * as a {@code scala.collection.immutable.IndexedSeq}, which a Java override must name exactly; the class for Scala 2.12
+ * (src/main/scala-2.12) names that version's. Subclasses give the child and a copy with another.
+ */
+public abstract class UnaryExec extends SparkPlan {
+  private static final long serialVersionUID = 1L;
+
+  /** The one child. */
+  public abstract SparkPlan child();
+
+  /** This node over {@code newChild}. */
+  protected abstract SparkPlan withNewChild(SparkPlan newChild);
+
+  @Override
+  public final scala.collection.immutable.Seq<SparkPlan> children() {
+    return ScalaCollections.list(List.of(child()));
+  }
+
+  @Override
+  public final SparkPlan withNewChildrenInternal(scala.collection.immutable.IndexedSeq<SparkPlan> newChildren) {
+    return withNewChild(newChildren.apply(0));
+  }
+}
