@@ -49,7 +49,8 @@ project=(kernels/target/classes spark-gpusort-core/target/classes
   spark-gpusort-core/target/test-classes spark-gpusort-examples/target/classes)
 if [ $spark = 1 ]; then
   # The application jar spark-submit is given (its classes also reach executors on the classpath).
-  project+=("$(ls spark-gpusort-examples/target/original-spark-gpusort-examples_*.jar)")
+  # (the newest: target/ may also hold another line's, built before)
+  project+=("$(ls -t spark-gpusort-examples/target/original-spark-gpusort-examples_*.jar | head -n 1)")
 fi
 for dir in "${project[@]}"; do
   [ -e "$dir" ] || { echo "$dir is missing: build first (drop --no-build)" >&2; exit 2; }

@@ -41,6 +41,9 @@ class GpuSortMetricsTest {
   void tinyRunBudgetSortsEachPartitionInSeveralChunks() {
     SparkSession spark = SparkTestSession.get();
     spark.conf().set("spark.gpusort.run.maxBytes", "4k");
+    // The CPU engine's metrics are checked here, wherever the suite runs (on the GPU host, auto
+    // would pick cuda; CudaRowPathTest checks the device's counts there).
+    spark.conf().set("spark.gpusort.engine", "cpu");
     Dataset<Row> input = spark.range(0, ROWS, 1, 2).select(expr("(id * 7919) % 1000 AS k"), col("id"));
     Dataset<Row> sorted = input.transform(GpuSort.withinPartitions(col("k")));
     long processRowsBefore = io.gpusort.engine.EngineStats.rows();
