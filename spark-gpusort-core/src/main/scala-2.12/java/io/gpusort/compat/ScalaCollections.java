@@ -6,8 +6,8 @@ import scala.collection.JavaConverters;
 /**
  * Scala collections to and from Java's, for Scala 2.12, where Spark's {@code Seq} is
  * {@code scala.collection.Seq} and there is no {@code scala.jdk.javaapi}. The class for Scala
- * 2.13 lives in {@code src/main/scala-2.13} with the same methods. They convert plans' and settings' lists, not
- * rows: nothing here is on a per-row path.
+ * 2.13 lives in {@code src/main/scala-2.13} with the same methods. They convert plans' and
+ * settings' lists, not rows: nothing here is on a per-row path.
  */
 public final class ScalaCollections {
   private ScalaCollections() {}

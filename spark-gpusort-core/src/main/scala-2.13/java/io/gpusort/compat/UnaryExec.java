@@ -4,9 +4,10 @@ import java.util.List;
 import org.apache.spark.sql.execution.SparkPlan;
 
 /**
- * A physical plan node with one child, for Scala 2.13: Spark's tree nodes take their new children
- * as a {@code scala.collection.immutable.IndexedSeq}, which a Java override must name exactly; the class for Scala 2.12
- * (src/main/scala-2.12) names that version's. Subclasses give the child and a copy with another.
+ * A physical plan node with one child, for Scala 2.13: Spark's tree nodes take their new
+ * children as a {@code scala.collection.immutable.IndexedSeq}, which a Java override must name
+ * exactly. The class for Scala 2.12 (src/main/scala-2.12) names that version's. Subclasses
+ * give the child and a copy of themselves over another.
  */
 public abstract class UnaryExec extends SparkPlan {
   private static final long serialVersionUID = 1L;
@@ -23,7 +24,8 @@ public abstract class UnaryExec extends SparkPlan {
   }
 
   @Override
-  public final SparkPlan withNewChildrenInternal(scala.collection.immutable.IndexedSeq<SparkPlan> newChildren) {
+  public final SparkPlan withNewChildrenInternal(
+      scala.collection.immutable.IndexedSeq<SparkPlan> newChildren) {
     return withNewChild(newChildren.apply(0));
   }
 }

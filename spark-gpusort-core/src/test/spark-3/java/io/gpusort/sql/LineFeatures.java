@@ -4,7 +4,7 @@ import java.util.List;
 import org.apache.spark.sql.Column;
 import org.apache.spark.sql.types.DataType;
 
-/** What the tests use that only some Spark lines have: Spark 3.5's. (Spark 4's: src/test/spark-4.) */
+/** Test helpers that differ by Spark line: Spark 3.5's (Spark 4's: src/test/spark-4). */
 final class LineFeatures {
   private LineFeatures() {}
 

@@ -6,7 +6,7 @@ import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 
-/** What the tests use that only some Spark lines have: Spark 4's. (Spark 3.5's: src/test/spark-3.) */
+/** Test helpers that differ by Spark line: Spark 4's (Spark 3.5's: src/test/spark-3). */
 final class LineFeatures {
   private LineFeatures() {}
 
