@@ -3,7 +3,6 @@ package io.gpusort.sql;
 import io.gpusort.compat.ScalaCollections;
 import io.gpusort.compat.UnaryExec;
 import io.gpusort.config.GpuSortConf;
-import java.util.List;
 import java.util.Map;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.catalyst.InternalRow;

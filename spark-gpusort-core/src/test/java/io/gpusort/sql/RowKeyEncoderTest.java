@@ -9,7 +9,6 @@ import static org.junit.jupiter.api.Assertions.fail;
 
 import io.gpusort.TestSeeds;
 import io.gpusort.compat.ScalaCollections;
-import io.gpusort.keys.KeyKind;
 import io.gpusort.keys.KeyLayout;
 import java.math.BigDecimal;
 import java.math.BigInteger;
