@@ -119,13 +119,7 @@ fi
 # leaf first, 24 frames deep, methods without arguments: small enough to bring back.
 fold_samples() {  # $1: recording, $2: output, $3: event (jdk.ExecutionSample)
   local event=${3:-jdk.ExecutionSample}
-  bash "$host_sh" run -- jfr print --events "$event" --stack-depth 64 "$1" | awk -v ev="$event" '
-    $1 == ev { inS = 1; st = ""; th = ""; n = 0; next }
-    inS && /sampledThread/ { th = $0 }
-    inS && /stackTrace = \[/ { inT = 1; next }
-    inT && /^[ \t]*\]/ { inT = 0; next }
-    inT { if (n < 24) { f = $1; sub(/\(.*/, "", f); st = (n == 0 ? f : st ";" f); n++ } }
-    inS && /^}/ { if (th ~ /Executor task launch/) print st; inS = 0 }' \
+  bash "$host_sh" run -- jfr print --events "$event" --stack-depth 64 "$1" | awk -v ev="$event" -f "$(dirname "$0")/fold-samples.awk" \
     | sort | uniq -c | sort -rn > "$2"
   echo "$2: $(awk '{ s += $1 } END { print s }' "$2") samples, $(wc -l < "$2") stacks"
 }

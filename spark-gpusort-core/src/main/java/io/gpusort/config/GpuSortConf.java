@@ -218,14 +218,40 @@ public final class GpuSortConf {
 
   public static final ConfEntry<Long> POOL_MAX_IDLE_BYTES = bytesEntry(
       "spark.gpusort.memory.poolMaxIdleBytes", 8L << 30, 0L, 1L << 44,
-      "Native host memory (plain and page-locked together) that an executor keeps idle between "
-          + "sorts for reuse, outside Spark's execution memory; a buffer released beyond this is "
-          + "freed at once. 0 keeps none.");
+      "Plain native host memory that an executor keeps idle between sorts for reuse, outside "
+          + "Spark's execution memory; a buffer released beyond this is freed at once. 0 keeps "
+          + "none. The page-locked arena (spark.gpusort.memory.pinned.arenaBytes) is apart: it "
+          + "is kept whole while the executor lives.");
 
   public static final ConfEntry<Long> POOL_IDLE_TIMEOUT = timeEntry(
       "spark.gpusort.memory.poolIdleTimeout", 30_000L, 0L, 1L << 40,
-      "How long an executor's idle native host memory is kept once no sort uses it; then it is "
-          + "given back to the operating system.");
+      "How long an executor's idle plain native host memory is kept once no sort uses it; then "
+          + "it is given back to the operating system (the page-locked arena never is).");
+
+  public static final ConfEntry<Long> PINNED_ARENA_BYTES = bytesOrAutoEntry(
+      "spark.gpusort.memory.pinned.arenaBytes",
+      "Page-locked host memory an executor with a CUDA device pins once, in the background from "
+          + "when the engine opens (the executor's start with the plugin, else its first sort), "
+          + "and keeps for its sorts' pages, keys and permutations: the device moves them by DMA "
+          + "at bus speed. Sorts that need more use plain memory, which goes to the device through "
+          + "a few page-locked staging buffers, slower; nothing is page-locked in task time. auto: "
+          + "spark.gpusort.memory.pinned.hostFraction of the machine's memory divided among its "
+          + "GPUs. Every executor of a host counts its arena in one register, so that together "
+          + "they stay within that fraction. Under YARN or Kubernetes the arena is also bounded by "
+          + "spark.executor.memoryOverhead beyond Spark's own default overhead: raise the "
+          + "overhead by the arena to have one there. Page-locked memory cannot be swapped or "
+          + "used by other processes while the executor lives.");
+
+  public static final ConfEntry<Double> PINNED_HOST_FRACTION = fractionEntry(
+      "spark.gpusort.memory.pinned.hostFraction", 0.25, 0.0, 0.9,
+      "The share of the machine's memory (or of its container's cgroup limit, when lower) that "
+          + "the page-locked arenas of every executor on a host may pin together.");
+
+  public static final ConfEntry<String> PINNED_REGISTER_DIR = stringEntry(
+      "spark.gpusort.memory.pinned.registerDir", "/tmp/spark-gpusort-pinned",
+      "A local directory, the same for every executor of a host, where each executor records the "
+          + "page-locked memory it holds (a file per process, dropped when the process is gone), "
+          + "so that executors sharing a host share spark.gpusort.memory.pinned.hostFraction.");
 
   private final Map<String, String> raw;
 
@@ -294,6 +320,25 @@ public final class GpuSortConf {
   private static ConfEntry<Integer> intEntry(String key, int dflt, int min, int max, String doc) {
     return register(new ConfEntry<>(key, "int", dflt, doc, Integer::valueOf,
         v -> v >= min && v <= max, "an integer in [" + min + ", " + max + "]", String::valueOf));
+  }
+
+  /** A size, or {@code auto} (read as -1): a size chosen where it is used. */
+  private static ConfEntry<Long> bytesOrAutoEntry(String key, String doc) {
+    Function<String, Long> parse = s -> s.equalsIgnoreCase("auto") ? -1L : parseBytes(s);
+    return register(new ConfEntry<>(key, "bytes or auto", -1L, doc, parse,
+        v -> v >= -1 && v <= 1L << 44, "auto or a size such as 16g", v -> v < 0 ? "auto"
+            : formatBytes(v)));
+  }
+
+  private static ConfEntry<Double> fractionEntry(String key, double dflt, double min, double max,
+      String doc) {
+    return register(new ConfEntry<>(key, "fraction", dflt, doc, Double::valueOf,
+        v -> v >= min && v <= max, "a number from " + min + " to " + max, String::valueOf));
+  }
+
+  private static ConfEntry<String> stringEntry(String key, String dflt, String doc) {
+    return register(new ConfEntry<>(key, "string", dflt, doc, s -> s, v -> !v.isEmpty(),
+        "a non-empty string", v -> v));
   }
 
   private static ConfEntry<Long> bytesEntry(String key, long dflt, long min, long max, String doc) {

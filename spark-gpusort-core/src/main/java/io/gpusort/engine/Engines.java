@@ -159,18 +159,21 @@ public final class Engines {
   private static SortEngine cuda(EngineOptions options) {
     int device = Math.max(0, options.cudaDevice());
     return cached(CUDA, device + "/" + options.algorithm(), options.algorithm(),
-        () -> new CudaEngine(options.withCudaDevice(device)));
+        () -> new CudaEngine(options.withCudaDevice(device)), true);
   }
 
   private static SortEngine vulkan(EngineOptions options) {
     return cached(VULKAN, options.vulkanDevice() + "/" + options.vulkanAllowSoftware() + "/"
         + options.algorithm() + "/" + options.vulkanDebug(), options.algorithm(),
-        () -> new VulkanEngine(options));
+        () -> new VulkanEngine(options), false);
   }
 
-  /** The process's engine under {@code key} in {@code cache}, opened (and logged) the first time. */
+  /**
+   * The process's engine under {@code key} in {@code cache}, opened (and logged) the first time,
+   * and then warmed up in the background where {@code warmUp} ({@link EngineWarmup}).
+   */
   private static SortEngine cached(Map<String, SortEngine> cache, String key, Algorithm algorithm,
-      java.util.function.Supplier<SortEngine> open) {
+      java.util.function.Supplier<SortEngine> open, boolean warmUp) {
     synchronized (Engines.class) {
       SortEngine engine = cache.get(key);
       if (engine == null) {
@@ -178,6 +181,9 @@ public final class Engines {
         LOG.info("Sorting on {} with algorithm {}", describe(engine),
             algorithm.name().toLowerCase(java.util.Locale.ROOT));
         cache.put(key, engine);
+        if (warmUp) {
+          EngineWarmup.start(engine);
+        }
       }
       return engine;
     }
@@ -196,10 +202,19 @@ public final class Engines {
   }
 
   /**
+   * Waits for the background warm-ups of the engines opened so far (they hold a GPU-task slot and
+   * host buffers for a few milliseconds): for tests that count what is in use.
+   */
+  public static void awaitWarmups() {
+    EngineWarmup.awaitAll();
+  }
+
+  /**
    * Closes the GPU engines of this process (their device contexts and memory), at executor
    * shutdown; a later request opens them again. Sorts must have finished.
    */
   public static void shutdown() {
+    EngineWarmup.awaitAll();
     java.util.List<SortEngine> open = new java.util.ArrayList<>();
     synchronized (Engines.class) {
       open.addAll(CUDA.values());

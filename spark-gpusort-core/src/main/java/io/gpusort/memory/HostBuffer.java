@@ -1,25 +1,30 @@
 package io.gpusort.memory;
 
+import java.util.concurrent.atomic.LongAdder;
+
 /**
  * An owned block of off-heap host memory, addressed by byte offset. {@link #close()} frees it (or,
  * for a buffer from {@link #acquire}, gives it back to the pool) and may be called more than once.
  * Accessors do not check bounds beyond Java assertions: callers stay within {@link #sizeBytes()}.
  */
 public final class HostBuffer implements AutoCloseable {
+  private static final LongAdder ACQUIRE_NANOS = new LongAdder();
   private final long sizeBytes;
   private final HostBufferPool pool;
+  private final PinnedArena arena;
   private long address;
 
-  private HostBuffer(long address, long sizeBytes, HostBufferPool pool) {
+  private HostBuffer(long address, long sizeBytes, HostBufferPool pool, PinnedArena arena) {
     this.address = address;
     this.sizeBytes = sizeBytes;
     this.pool = pool;
+    this.arena = arena;
   }
 
   /** Allocates {@code sizeBytes} of uninitialised off-heap memory. */
   public static HostBuffer allocate(long sizeBytes) {
     checkSize(sizeBytes);
-    return new HostBuffer(HostMemory.allocate(sizeBytes), sizeBytes, null);
+    return new HostBuffer(HostMemory.allocate(sizeBytes), sizeBytes, null, null);
   }
 
   /**
@@ -34,42 +39,72 @@ public final class HostBuffer implements AutoCloseable {
   }
 
   /**
-   * Like {@link #acquire}, from page-locked memory once a GPU engine has registered its allocator
-   * with {@link #usePinnedAllocator}: the buffers that go to and come from the device (encoded
-   * keys, permutations), which the engine can then transfer with no staging copy. Before that, or with
-   * no GPU engine, the same as {@link #acquire}.
+   * Like {@link #acquire}, from the process's page-locked arena once a GPU engine has started it
+   * ({@link #usePinnedAllocator}): the buffers that go to and come from the device (row pages,
+   * encoded keys, permutations), which the engine then moves by DMA with no staging copy. Where
+   * the arena has no free range this large (full, still being pinned, or none), plain pooled
+   * memory, which a GPU engine moves through its staging buffers: this never pins memory itself
+   * and never waits for pinning.
    */
   public static HostBuffer acquireTransferable(long sizeBytes) {
     checkSize(sizeBytes);
-    HostBufferPool pool = HostBufferPool.pinned;
-    if (pool != null) {
-      try {
-        return pool.acquire(sizeBytes);
-      } catch (RuntimeException e) {
-        // Page-locked memory is limited by the OS: plain memory still works, only slower to move.
+    long start = System.nanoTime();
+    try {
+      long classBytes = HostBufferPool.sizeClass(sizeBytes);
+      PinnedArena arena = ProcessArena.arena();
+      if (arena != null) {
+        long address = arena.tryAllocate(classBytes);
+        if (address != 0) {
+          return new HostBuffer(address, classBytes, null, arena);
+        }
       }
+      return HostBufferPool.SHARED.acquire(sizeBytes);
+    } finally {
+      ACQUIRE_NANOS.add(System.nanoTime() - start);
     }
-    return HostBufferPool.SHARED.acquire(sizeBytes);
   }
 
   /**
-   * Makes {@link #acquireTransferable} take page-locked memory from {@code allocator}, kept idle
-   * for reuse within the same limit as the plain pool ({@link #configurePools}). The first
-   * registration wins; later calls return false and change nothing.
+   * Sets how large the process's page-locked arena is made when a GPU engine first opens; once it
+   * is made, later settings change nothing (it lives as long as the process).
    */
-  public static boolean usePinnedAllocator(NativeAllocator allocator) {
-    synchronized (HostBufferPool.class) {
-      if (HostBufferPool.pinned != null) {
-        return false;
-      }
-      HostBufferPool.pinned = HostBufferPool.watched(new HostBufferPool(allocator,
-          IdleLimit.PROCESS));
-      return true;
-    }
+  public static void configureArena(ArenaSettings settings) {
+    ProcessArena.configure(settings);
   }
 
   /**
-   * Bounds the memory this process's pools (plain and page-locked together) keep idle for reuse
+   * Starts the process's page-locked arena on {@code allocator} (its size from {@link
+   * #configureArena} and the host's share, {@code devicesOnHost} GPUs sharing the host), pinned by
+   * background threads. The first registration wins; later calls return false and change
+   * nothing.
+   */
+  public static boolean usePinnedAllocator(NativeAllocator allocator, int devicesOnHost) {
+    return ProcessArena.start(allocator, devicesOnHost);
+  }
+
+  /** The process arena's figures; {@link PinnedArena.Stats#NONE} before a GPU engine opens. */
+  public static PinnedArena.Stats arenaStats() {
+    PinnedArena arena = ProcessArena.arena();
+    return arena == null ? PinnedArena.Stats.NONE : arena.stats();
+  }
+
+  /**
+   * Waits until the process arena is pinned whole (or pinning stopped), at most {@code
+   * timeoutMillis}; true if it is whole. For benchmarks and tests that must see page-locked
+   * buffers; sorts never wait.
+   */
+  public static boolean awaitArena(long timeoutMillis) throws InterruptedException {
+    PinnedArena arena = ProcessArena.arena();
+    return arena != null && arena.awaitReady(timeoutMillis);
+  }
+
+  /** Nanoseconds the threads of this process have spent taking buffers for the device. */
+  public static long acquireNanos() {
+    return ACQUIRE_NANOS.sum();
+  }
+
+  /**
+   * Bounds the memory this process's pool of plain buffers keeps idle for reuse
    * to {@code maxIdleBytes}, and frees a pool's idle memory once it has not been used for
    * {@code idleTimeoutMillis}. Lowering the bound frees the idle memory now.
    */
@@ -82,7 +117,7 @@ public final class HostBuffer implements AutoCloseable {
     }
   }
 
-  /** Bytes this process's pools keep idle now, plain and page-locked together. */
+  /** Bytes this process's pool of plain buffers keeps idle now. */
   public static long pooledIdleBytes() {
     return IdleLimit.PROCESS.idleBytes();
   }
@@ -108,7 +143,7 @@ public final class HostBuffer implements AutoCloseable {
 
   /** Whether this buffer is page-locked memory that a GPU engine can DMA to and from directly. */
   public boolean isPinned() {
-    return pool != null && pool.pinned();
+    return arena != null || (pool != null && pool.pinned());
   }
 
   private static void checkSize(long sizeBytes) {
@@ -118,7 +153,7 @@ public final class HostBuffer implements AutoCloseable {
   }
 
   static HostBuffer pooled(long address, long sizeBytes, HostBufferPool pool) {
-    return new HostBuffer(address, sizeBytes, pool);
+    return new HostBuffer(address, sizeBytes, pool, null);
   }
 
   /** The native address of byte 0; valid until {@link #close()}. */
@@ -164,7 +199,9 @@ public final class HostBuffer implements AutoCloseable {
   @Override
   public synchronized void close() {
     if (address != 0) {
-      if (pool != null) {
+      if (arena != null) {
+        arena.release(address, sizeBytes);
+      } else if (pool != null) {
         pool.release(address, sizeBytes);
       } else {
         HostMemory.free(address, sizeBytes);

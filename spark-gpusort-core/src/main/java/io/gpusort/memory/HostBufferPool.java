@@ -15,15 +15,12 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * allocated one.
  */
 final class HostBufferPool {
-  /** Pools that the trimming thread watches: the process's plain and page-locked pools. */
+  /** Pools that the trimming thread watches: the process's plain pool. */
   private static final List<HostBufferPool> WATCHED = new CopyOnWriteArrayList<>();
 
   /** The plain pool of this process. */
   static final HostBufferPool SHARED = watched(new HostBufferPool(NativeAllocator.UNSAFE,
       IdleLimit.PROCESS));
-
-  /** The page-locked pool, once a GPU engine has registered its allocator; null before. */
-  static volatile HostBufferPool pinned;
 
   static final long MIN_CLASS_BYTES = 64 << 10;
   private static Thread trimmer;

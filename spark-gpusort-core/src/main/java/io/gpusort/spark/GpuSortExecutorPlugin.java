@@ -10,6 +10,7 @@ import io.gpusort.engine.Engines;
 import io.gpusort.engine.SortEngine;
 import io.gpusort.memory.HostBuffer;
 import io.gpusort.memory.HostMemory;
+import io.gpusort.sql.ArenaSizing;
 import java.util.Map;
 import java.util.function.LongSupplier;
 import org.apache.spark.api.plugin.ExecutorPlugin;
@@ -36,6 +37,8 @@ final class GpuSortExecutorPlugin implements ExecutorPlugin {
     // The executor's bound on idle pooled memory, before any sort takes a buffer.
     HostBuffer.configurePools(conf.get(GpuSortConf.POOL_MAX_IDLE_BYTES),
         conf.get(GpuSortConf.POOL_IDLE_TIMEOUT));
+    // The page-locked arena, made when a CUDA engine opens below and pinned in the background.
+    HostBuffer.configureArena(ArenaSizing.of(conf, ctx.conf()));
     EngineOptions options = EngineOptions.of(conf);
     String gpu = "";
     ResourceInformation gpus = ctx.resources().get("gpu");
@@ -50,7 +53,8 @@ final class GpuSortExecutorPlugin implements ExecutorPlugin {
     }
     // Opens the device once for the executor (CUDA context, Vulkan instance, kernels), so the
     // first task does not pay for it; auto falls back to the CPU engine, a demanded engine
-    // that cannot open fails the executor here with the reason.
+    // that cannot open fails the executor here with the reason. A CUDA engine then pins its
+    // arena, makes its workspaces and runs its first sorts on background threads.
     SortEngine engine = Engines.create(options);
     String description = Engines.describe(engine);
     LOG.info("spark-gpusort: executor {} sorts on {}", ctx.executorID(), description);
@@ -84,6 +88,12 @@ final class GpuSortExecutorPlugin implements ExecutorPlugin {
     gauge(registry, "sortTimeNanos", EngineStats::sortNanos);
     gauge(registry, "hostBytesInUse", HostMemory::bytesInUse);
     gauge(registry, "hostBytesPooledIdle", HostBuffer::pooledIdleBytes);
+    gauge(registry, "pinnedArenaTargetBytes", () -> HostBuffer.arenaStats().targetBytes());
+    gauge(registry, "pinnedArenaBytes", () -> HostBuffer.arenaStats().readyBytes());
+    gauge(registry, "pinnedArenaBytesInUse", () -> HostBuffer.arenaStats().inUseBytes());
+    gauge(registry, "pinnedArenaPeakBytesInUse", () -> HostBuffer.arenaStats().peakInUseBytes());
+    gauge(registry, "pinnedArenaRefusedBytes", () -> HostBuffer.arenaStats().refusedBytes());
+    gauge(registry, "hostMemoryWaitNanos", HostBuffer::acquireNanos);
     taskRows = registry.histogram("taskRowsSorted");
     taskSortMillis = registry.histogram("taskSortMillis");
   }

@@ -1,5 +1,6 @@
 package io.gpusort.spark;
 
+import io.gpusort.sql.EarlyStart;
 import io.gpusort.sql.SortReplacement;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.SparkSessionExtensions;
@@ -19,6 +20,8 @@ public final class GpuSortExtensions extends AbstractFunction1<SparkSessionExten
     implements SparkSessionExtensionsProvider {
   @Override
   public BoxedUnit apply(SparkSessionExtensions extensions) {
+    // A local session runs its tasks in this JVM: the engine and its memory get ready meanwhile.
+    EarlyStart.forActiveContext();
     // Adaptive execution plans with the query-stage preparation rules (so EXPLAIN shows the
     // replacement); without it, the columnar rules are where a physical rule can run. Either
     // finds no SortExec left when the other has run.

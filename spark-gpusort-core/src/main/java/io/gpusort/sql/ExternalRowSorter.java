@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
+import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
 import org.apache.spark.memory.SparkOutOfMemoryError;
 import org.apache.spark.sql.catalyst.InternalRow;
@@ -106,6 +107,11 @@ final class ExternalRowSorter implements SortMemory.Spiller {
         RunBuilder.firstCapacity(plan.expectedPartitionRows, plan.runBytes, keys.numWords),
         plan.stagingBytes);
     HostBuffer.configurePools(plan.poolMaxIdleBytes, plan.poolIdleTimeoutMillis);
+    // Only the first sort's settings count, where no executor plugin set them first: the arena is
+    // made once, when the GPU engine opens.
+    SparkEnv env = SparkEnv.get();
+    HostBuffer.configureArena(ArenaSizing.of(plan.arenaBytes, plan.arenaHostFraction,
+        plan.arenaRegisterDir, env == null ? null : env.conf()));
     memory.setSpiller(this);
     task.addTaskCompletionListener((TaskCompletionListener) context -> close());
     OPEN_SORTS.incrementAndGet();

@@ -50,6 +50,10 @@ final class SortPlan implements Serializable {
   final int forceSpillRows;
   final long poolMaxIdleBytes;
   final long poolIdleTimeoutMillis;
+  /** The page-locked arena asked for ({@code memory.pinned.*}); -1 for auto. */
+  final long arenaBytes;
+  final double arenaHostFraction;
+  final String arenaRegisterDir;
   /**
    * Rows an input partition holds on average where Spark's statistics know the input's rows (a
    * cached relation once materialized, a range), else 0: the size the run's index starts at.
@@ -89,6 +93,9 @@ final class SortPlan implements Serializable {
         ownThreshold > 0 ? Math.min(ownThreshold, forceSpillRows) : forceSpillRows);
     this.poolMaxIdleBytes = conf.get(GpuSortConf.POOL_MAX_IDLE_BYTES);
     this.poolIdleTimeoutMillis = conf.get(GpuSortConf.POOL_IDLE_TIMEOUT);
+    this.arenaBytes = conf.get(GpuSortConf.PINNED_ARENA_BYTES);
+    this.arenaHostFraction = conf.get(GpuSortConf.PINNED_HOST_FRACTION);
+    this.arenaRegisterDir = conf.get(GpuSortConf.PINNED_REGISTER_DIR);
     this.expectedPartitionRows = Math.max(0, expectedPartitionRows);
   }
 

@@ -54,12 +54,30 @@ class GpuSortConfTest {
       assertTrue(keys.add(entry.key()), "declared twice: " + entry.key());
       assertFalse(entry.doc() == null || entry.doc().isBlank(), "no doc: " + entry.key());
       assertFalse(entry.validValues() == null || entry.validValues().isBlank(), entry.key());
-      assertTrue(List.of("boolean", "int", "bytes", "time", "enum").contains(entry.typeName()),
+      assertTrue(List.of("boolean", "int", "bytes", "bytes or auto", "fraction", "string", "time",
+          "enum").contains(entry.typeName()),
           entry.key() + " has type " + entry.typeName());
       // The default, written as a user would write it, parses back to itself.
       assertEquals(entry.defaultValue(), entry.parse(entry.defaultString()), entry.key());
     }
-    assertEquals(28, keys.size(), "declared keys: " + keys);
+    assertEquals(31, keys.size(), "declared keys: " + keys);
+  }
+
+  @Test
+  void arenaKeys() {
+    assertEquals(-1L, GpuSortConf.PINNED_ARENA_BYTES.defaultValue(), "auto by default");
+    assertEquals("auto", GpuSortConf.PINNED_ARENA_BYTES.defaultString());
+    assertEquals(-1L, GpuSortConf.PINNED_ARENA_BYTES.parse(" AUTO "));
+    assertEquals(16L << 30, GpuSortConf.PINNED_ARENA_BYTES.parse("16g"));
+    assertEquals(0L, GpuSortConf.PINNED_ARENA_BYTES.parse("0"), "0: no arena");
+    assertThrows(IllegalArgumentException.class,
+        () -> GpuSortConf.PINNED_ARENA_BYTES.parse("-5"));
+    assertEquals(0.5, GpuSortConf.PINNED_HOST_FRACTION.parse("0.5"));
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> GpuSortConf.of(Map.of(GpuSortConf.PINNED_HOST_FRACTION.key(), "1.5")));
+    assertTrue(e.getMessage().contains(GpuSortConf.PINNED_HOST_FRACTION.key()), e.getMessage());
+    assertThrows(IllegalArgumentException.class,
+        () -> GpuSortConf.PINNED_REGISTER_DIR.parse(" "));
   }
 
   @Test

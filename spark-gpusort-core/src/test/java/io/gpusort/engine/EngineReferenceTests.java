@@ -60,6 +60,7 @@ public abstract class EngineReferenceTests {
 
   @BeforeEach
   void createEngineForTest() {
+    Engines.awaitWarmups();
     bytesInUseBefore = HostMemory.bytesInUse();
     engine = createEngine();
   }

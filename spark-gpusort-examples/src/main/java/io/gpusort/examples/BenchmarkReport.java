@@ -1,6 +1,6 @@
 package io.gpusort.examples;
 
-import static io.gpusort.examples.SortBenchmark.ENGINE_CALLS_METRIC;
+import static io.gpusort.examples.StageMetrics.ENGINE_CALLS_METRIC;
 
 import io.gpusort.examples.SortBenchmark.Case;
 import java.io.PrintStream;
@@ -33,29 +33,40 @@ final class BenchmarkReport {
 
   /**
    * One row per case: its median, fastest and slowest time over the timed repetitions, rows per
-   * second at the median, and its median against its baseline's and its floor's.
+   * second at the median, its median against its baseline's and its floor's, its warm-up run
+   * ({@code firstSeconds}) alone and against its median, and for GpuSort cases its warm-up
+   * against its baseline's. A baseline or floor that did not run leaves its ratio empty.
    */
-  static void printTable(List<Case> cases, double[][] seconds, long numRows, PrintStream out) {
+  static void printTable(List<Case> cases, double[][] seconds, double[] firstSeconds,
+      long numRows, PrintStream out) {
     double[] medians = new double[cases.size()];
     for (int i = 0; i < cases.size(); i++) {
       medians[i] = ExampleRuntime.median(seconds[i]);
     }
-    out.printf(Locale.ROOT, "%-36s %-7s %9s %9s %9s %9s %7s %8s%n",
-        "case", "engine", "median s", "min s", "max s", "Mrows/s", "ratio", "x floor");
+    out.printf(Locale.ROOT, "%-36s %-7s %9s %9s %9s %9s %7s %9s %8s %9s %9s%n",
+        "case", "engine", "median s", "min s", "max s", "Mrows/s", "ratio", "1st ratio",
+        "x floor", "first s", "first/med");
     for (int i = 0; i < cases.size(); i++) {
       Case c = cases.get(i);
-      String ratio = c.baseline() == null ? ""
-          : String.format(Locale.ROOT, "%.2f", medians[i] / medians[indexOf(cases, c.baseline())]);
-      String floor = c.floor() == null ? ""
-          : String.format(Locale.ROOT, "%.2f", medians[i] / medians[indexOf(cases, c.floor())]);
+      int baseline = indexOf(cases, c.baseline());
+      int floor = indexOf(cases, c.floor());
       double[] s = seconds[i];
-      out.printf(Locale.ROOT, "%-36s %-7s %9.3f %9.3f %9.3f %9.2f %7s %8s%n", c.name(),
-          c.engine(), medians[i], Arrays.stream(s).min().orElse(0),
-          Arrays.stream(s).max().orElse(0), numRows / medians[i] / 1e6, ratio, floor);
+      out.printf(Locale.ROOT, "%-36s %-7s %9.3f %9.3f %9.3f %9.2f %7s %9s %8s %9.3f %9.2f%n",
+          c.name(), c.engine(), medians[i], Arrays.stream(s).min().orElse(0),
+          Arrays.stream(s).max().orElse(0), numRows / medians[i] / 1e6,
+          ratio(medians, i, baseline), c.gpuSort() ? ratio(firstSeconds, i, baseline) : "",
+          ratio(medians, i, floor), firstSeconds[i], firstSeconds[i] / medians[i]);
     }
     out.println("ratio: median of the case / median of Spark's own sort of the same kind; "
         + "x floor: / median of the same rows hash-shuffled (global sorts) or scanned "
-        + "(within partitions), with no sort, in the same run");
+        + "(within partitions), with no sort, in the same run; first s: the case's warm-up run "
+        + "(at the first size, its first run in this JVM); 1st ratio: a GpuSort case's first "
+        + "run / its Spark sort's first run");
+  }
+
+  /** {@code values[i] / values[of]} to two places, or empty where {@code of} is not a case. */
+  private static String ratio(double[] values, int i, int of) {
+    return of < 0 ? "" : String.format(Locale.ROOT, "%.2f", values[i] / values[of]);
   }
 
   /**
@@ -160,9 +171,10 @@ final class BenchmarkReport {
         : String.format(Locale.ROOT, format, ExampleRuntime.median(values));
   }
 
-  private static int indexOf(List<Case> cases, String name) {
+  /** The index of the case named {@code name}, or -1 (also for a null name). */
+  static int indexOf(List<Case> cases, String name) {
     List<String> names = new ArrayList<>();
     cases.forEach(c -> names.add(c.name()));
-    return names.indexOf(name);
+    return name == null ? -1 : names.indexOf(name);
   }
 }

@@ -8,10 +8,7 @@ import static org.apache.spark.sql.functions.substring;
 import static org.apache.spark.sql.functions.xxhash64;
 
 import io.gpusort.GpuSort;
-import io.gpusort.compat.ScalaCollections;
 import io.gpusort.config.GpuSortConf;
-import io.gpusort.sql.GpuRangeSortExchangeExec;
-import io.gpusort.sql.GpuSortExec;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
@@ -20,7 +17,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.function.UnaryOperator;
 import org.apache.hadoop.fs.Path;
 import org.apache.spark.sql.Column;
@@ -28,10 +24,6 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SaveMode;
 import org.apache.spark.sql.SparkSession;
-import org.apache.spark.sql.execution.SparkPlan;
-import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
-import org.apache.spark.sql.execution.adaptive.QueryStageExec;
-import org.apache.spark.sql.execution.metric.SQLMetric;
 
 /**
  * An engine of GpuSort (the CPU engine unless {@code --engine} says) against Spark's own sort,
@@ -44,31 +36,52 @@ import org.apache.spark.sql.execution.metric.SQLMetric;
  * Parquet); the cases take turns within
  * each repetition so that drift in the machine's speed spreads over all of them.
  *
- * <p>The input is generated once and either cached in memory ({@code --input cached}), or written
- * once to Parquet and read back from the files by every case, floors included
- * ({@code --input parquet}): no case reads a cache then.
+ * <p>The input is generated once (per size) and either cached in memory
+ * ({@code --input cached}), or written once to Parquet and read back from the files by every
+ * case, floors included ({@code --input parquet}): no case reads a cache then.
  *
  * <p>After the main table comes the GpuSort node's stage times of each GpuSort case: every SQL
  * metric of the node whose key ends in {@code Time}, whatever stages the node reports, summed
  * over the node's tasks (task time, not wall time), and its engine calls ({@code engineChunks}),
  * each the median over the timed repetitions.
  *
+ * <p>The warm-up run of each case is recorded: the table shows it ({@code first s}), against the
+ * case's median ({@code first/med}) and, for GpuSort cases, against its Spark sort's warm-up
+ * ({@code 1st ratio}, beside the steady {@code ratio}). At the first size it is the case's first
+ * run in the JVM. After the tables comes the process's page-locked host arena per case
+ * ({@link ArenaReport}).
+ *
  * <pre>{@code
  * spark-submit --driver-memory 8g --class io.gpusort.examples.SortBenchmark \
  *     spark-gpusort-examples_spark<line>_<scala>-<version>.jar \
- *     [--rows 10000000] [--reps 5] [--partitions N] \
+ *     [--rows 10000000|1e8,3e8,6e8] [--reps 5] [--partitions N] \
  *     [--engine cpu] [--input cached|parquet] [--parquet-dir DIR] [--key long|string] \
- *     [--cases all|within|global|file] [--conf key=value ...] [--variant label:key=value,... ...]
+ *     [--cases all|within|global|file] [--conf key=value ...] [--variant label:key=value,... ...] \
+ *     [--baseline-max-rows N] [--first LABEL]
+ * spark-submit --driver-memory 8g --class io.gpusort.examples.SortBenchmark <jar> --session busy \
+ *     [--rows N] [--string-rows N] [--alone-jvms true|false] [--reps 5] [--engine cpu] \
+ *     [--partitions N] [--parquet-dir DIR] [--conf key=value ...]
  * }</pre>
  *
- * <p>Options: {@code --rows} (default 10,000,000), {@code --reps} timed repetitions after one
+ * <p>Options: {@code --rows} (default 10,000,000): a size, or a comma list of sizes
+ * ({@code 1e8,3e8,6e8}; whole numbers, digits or powers of ten), run in order in one JVM: each
+ * size's input is generated, its cases run and its tables printed, and the input released
+ * (unpersisted, or its files deleted) before the next; after the last size a growth table gives
+ * each case's median at every size and its growth from one size to the next (time at a size /
+ * time at the size before, the row count ratio in the header), beside it for GpuSort cases the
+ * growth of its Spark sort. {@code --baseline-max-rows N}: at sizes above N only the floors and
+ * GpuSort's cases run, not Spark's sorts (default: every size runs them).
+ * {@code --skip LABEL} (repeatable): cases whose label holds LABEL (in any case) do not run.
+ * {@code --first LABEL}: the first case whose label holds LABEL (in any case) runs first in the
+ * warm-up round, the others after it in their order, so that in a fresh JVM it is the JVM's
+ * first sort. {@code --reps} timed repetitions after one
  * warm-up (default 5), {@code --master} (default: spark-submit's, else local[2]),
  * {@code --partitions} of the generated input (default: the master's default parallelism),
  * {@code --engine} of GpuSort's cases ({@code spark.gpusort.engine}: cpu, the default, cuda,
  * vulkan or auto), {@code --input} ({@code cached}, the default, or {@code parquet}),
  * {@code --parquet-dir} where {@code --input parquet} writes the rows (a Hadoop path that must
  * not exist yet; default: a new directory under {@code java.io.tmpdir}, which only a local
- * master can read: on a cluster give a directory on a shared filesystem), deleted at the end
+ * master can read: on a cluster give a directory on a shared filesystem), deleted after each size
  * either way, {@code --key} ({@code long}, the default: a random long key and two long payload
  * columns; {@code string}: a random 10-character string key and a 90-character string payload).
  * The sort key column is named {@code key} in both shapes. The Parquet input is read back with
@@ -87,21 +100,37 @@ import org.apache.spark.sql.execution.metric.SQLMetric;
  * {@code --cases global} a {@code GpuSort.byKey} case (merge mode unless the settings say);
  * settings read once per executor, such as {@code spark.gpusort.cuda.concurrentTasks}, need a
  * run of their own with {@code --conf}.
+ *
+ * <p>{@code --session busy} ({@link BusySession}) measures one session that interleaves inputs
+ * and shapes: cached long-key rows ({@code --rows}, one size), the same rows from Parquet and
+ * cached string-key rows ({@code --string-rows}, default a fifth of {@code --rows}), each sorted
+ * by {@code GpuSort.withinPartitions}, {@code GpuSort.byKey} (the global mode as configured) and
+ * SQL {@code ORDER BY} with the plugin's replacement on. Every input is generated first; then one
+ * warm-up round and {@code --reps} rounds, each running every case once in an order that
+ * alternates inputs and shapes; it prints each case's median and first run. Then, unless
+ * {@code --alone-jvms false}, each case runs again alone in a child JVM ({@link AloneRuns}: the
+ * same java binary, class path, heap and system properties, and the same options, with
+ * {@code --session alone --alone-case LABEL}), which generates only that case's input and prints
+ * {@code ALONE\t<label>\t<median ms>\t<first ms>}; the last table gives each case's busy and
+ * alone medians, their ratio and whether it is within 15%. Each child gets a register of
+ * page-locked memory of its own ({@code spark.gpusort.memory.pinned.registerDir}, unless
+ * {@code --conf} sets one), so that its arena is sized as a lone process's while the parent's
+ * stays page-locked: the host holds two arenas meanwhile. {@code --input}, {@code --key},
+ * {@code --cases}, {@code --variant}, {@code --first} and {@code --baseline-max-rows} do not
+ * apply to these sessions.
+ *
+ * <p>The arena figures are read in this JVM ({@code HostBuffer.arenaStats()},
+ * {@code HostBuffer.acquireNanos()}): with a local master it is the executor; on a cluster they
+ * are the driver's, and say nothing of the executors.
  */
 public final class SortBenchmark {
-  private static final String KEY = "key";
+  static final String KEY = "key";
 
   private static final String SCAN = "scan (no sort)";
   private static final String SHUFFLE = "hash repartition (no sort)";
   private static final String FILE_FLOOR = "Parquet -> Parquet (no sort)";
   private static final String FILE_SPARK = "read, Dataset.orderBy, write";
 
-  /** Metric keys of the GpuSort node with this suffix are stage times. */
-  private static final String STAGE_TIME_SUFFIX = "Time";
-  /** The GpuSort node's count of engine calls, shown beside its stage times. */
-  static final String ENGINE_CALLS_METRIC = "engineChunks";
-  /** Spark's type of a timing metric in milliseconds (all others are taken as nanoseconds). */
-  private static final String MILLIS_TIMING_TYPE = "timing";
 
   /** Where every case reads the generated rows from. */
   enum Input {
@@ -120,6 +149,10 @@ public final class SortBenchmark {
 
     KeyShape(String description) {
       this.description = description;
+    }
+
+    String description() {
+      return description;
     }
 
     /** {@code numRows} rows of this shape in {@code numPartitions}, the same on every call. */
@@ -165,7 +198,7 @@ public final class SortBenchmark {
   }
 
   /** The rows every case reads, how the header describes them, and what releases them. */
-  private record PreparedInput(Dataset<Row> rows, String description, Runnable release)
+  record PreparedInput(Dataset<Row> rows, String description, Runnable release)
       implements AutoCloseable {
     @Override
     public void close() {
@@ -174,36 +207,23 @@ public final class SortBenchmark {
   }
 
   /**
-   * What the timed repetitions measured: seconds per case and repetition, and per case one
-   * sample of the GpuSort node's stage metrics per repetition (empty for cases of Spark).
+   * What the timed repetitions measured: seconds per case and repetition, the seconds of each
+   * case's warm-up run, per case one sample of the GpuSort node's stage metrics per repetition
+   * (empty for cases of Spark), and the host arena's figures of each case's runs.
    */
-  private record Measurements(double[][] seconds, List<List<Map<String, Double>>> stageSamples,
-      double[][][] taskSpans, String[][] slowTasks) {}
+  private record Measurements(double[][] seconds, double[] firstSeconds,
+      List<List<Map<String, Double>>> stageSamples, double[][][] taskSpans, String[][] slowTasks,
+      ArenaReport arena) {}
 
-  private final long numRows;
-  private final int reps;
-  private final String master;
-  private final int partitions;
-  private final String engine;
-  private final Input input;
-  private final String parquetDir;
-  private final KeyShape keyShape;
-  private final Cases which;
   private static final String SQL_EXTENSIONS = "spark.sql.extensions";
-  private static final String SQL_CASE = "SQL ORDER BY, plugin";
+  static final String SQL_CASE = "SQL ORDER BY, plugin";
 
-  /** Where the Parquet input was written ({@code --input parquet}), once it was. */
+  private final SortBenchmarkArgs args;
+
+  /** Where the Parquet input of the size being run was written, once it was. */
   private Path parquetPath;
-  /** Checksums of Spark's sort of the input, once a file case was checked against them. */
+  /** Checksums of Spark's sort of the size's input, once a file case was checked against them. */
   private OrderChecksum expectedFileChecksum;
-
-  /** Session settings ({@code --conf key=value}) set before any case runs. */
-  private final Map<String, String> settings;
-  /**
-   * Extra cases ({@code --variant label:key=value,...}) by label: GpuSort.withinPartitions with
-   * those settings, or with {@code --cases global} GpuSort.byKey (merge mode unless they say).
-   */
-  private final Map<String, Map<String, String>> variants;
 
   /**
    * Which cases run: all, the sorts within partitions (with the scan), the global ones, or the
@@ -211,20 +231,8 @@ public final class SortBenchmark {
    */
   enum Cases { ALL, WITHIN, GLOBAL, FILE }
 
-  private SortBenchmark(long numRows, int reps, String master, int partitions, String engine,
-      Input input, String parquetDir, KeyShape keyShape, Cases which,
-      Map<String, String> settings, Map<String, Map<String, String>> variants) {
-    this.which = which;
-    this.settings = settings;
-    this.variants = variants;
-    this.numRows = numRows;
-    this.reps = reps;
-    this.master = master;
-    this.partitions = partitions;
-    this.engine = engine;
-    this.input = input;
-    this.parquetDir = parquetDir;
-    this.keyShape = keyShape;
+  private SortBenchmark(SortBenchmarkArgs args) {
+    this.args = args;
   }
 
   public static void main(String[] argv) {
@@ -242,9 +250,13 @@ public final class SortBenchmark {
       System.setProperty(SQL_EXTENSIONS, "io.gpusort.spark.GpuSortExtensions");
     }
     SparkSession spark = ExampleRuntime.createSession("spark-gpusort SortBenchmark",
-        benchmark.master, "local[2]");
+        benchmark.args.master(), "local[2]");
     try {
       benchmark.run(spark, System.out);
+    } catch (FileSortArgs.UsageException e) {
+      System.err.println("SortBenchmark: error: " + e.getMessage());
+      spark.stop();
+      System.exit(FileSort.EXIT_USAGE);
     } finally {
       spark.stop();
     }
@@ -254,121 +266,118 @@ public final class SortBenchmark {
    * The benchmark {@code argv} asks for.
    *
    * @throws IllegalArgumentException naming the option, for an unknown option, a missing or bad
-   *     value, or {@code --parquet-dir} without {@code --input parquet}
+   *     value, {@code --parquet-dir} without {@code --input parquet}, or an option the session
+   *     does not read
    */
   static SortBenchmark parse(String[] argv) {
-    long rows = 10_000_000L;
-    long reps = 5;
-    String master = null;
-    long partitions = 0;
-    String engine = "cpu";
-    Input input = Input.CACHED;
-    String parquetDir = null;
-    KeyShape keyShape = KeyShape.LONG;
-    Cases which = Cases.ALL;
-    Map<String, String> settings = new TreeMap<>();
-    Map<String, Map<String, String>> variants = new java.util.LinkedHashMap<>();
-    for (int i = 0; i < argv.length; i += 2) {
-      String option = argv[i];
-      if (i + 1 >= argv.length) {
-        throw new IllegalArgumentException("option " + option + " needs a value");
-      }
-      String value = argv[i + 1];
-      switch (option) {
-        case "--rows" -> rows = ExampleRuntime.wholeNumber(option, value, 1);
-        case "--reps" -> reps = ExampleRuntime.wholeNumber(option, value, 1);
-        case "--partitions" -> partitions = ExampleRuntime.wholeNumber(option, value, 1);
-        case "--master" -> master = value;
-        case "--engine" -> engine = GpuSortConf.ENGINE.parse(value).name().toLowerCase(Locale.ROOT);
-        case "--input" -> input = choice(option, value, Input.class);
-        case "--parquet-dir" -> parquetDir = value;
-        case "--key" -> keyShape = choice(option, value, KeyShape.class);
-        case "--cases" -> which = choice(option, value, Cases.class);
-        case "--conf" -> {
-          int eq = value.indexOf('=');
-          if (eq <= 0) {
-            throw new IllegalArgumentException("--conf needs key=value, not '" + value + "'");
-          }
-          settings.put(value.substring(0, eq).trim(), value.substring(eq + 1).trim());
-        }
-        case "--variant" -> {
-          int colon = value.indexOf(':');
-          Map<String, String> conf = new TreeMap<>();
-          for (String pair : value.substring(colon + 1).split(",")) {
-            int eq = pair.indexOf('=');
-            if (colon <= 0 || eq <= 0) {
-              throw new IllegalArgumentException(
-                  "--variant needs label:key=value[,key=value...], not '" + value + "'");
-            }
-            conf.put(pair.substring(0, eq).trim(), pair.substring(eq + 1).trim());
-          }
-          variants.put(value.substring(0, colon), conf);
-        }
-        default -> throw new IllegalArgumentException("unknown option '" + option
-            + "'; options are --rows, --reps, --master, --partitions, --engine, --input, "
-            + "--parquet-dir, --key, --cases, --conf, --variant");
-      }
-    }
-    if (which == Cases.FILE) {
-      // The jobs read files: the input is written to Parquet once, whatever --input says.
-      input = Input.PARQUET;
-    }
-    if (parquetDir != null && input != Input.PARQUET) {
-      throw new IllegalArgumentException("--parquet-dir needs --input parquet");
-    }
-    return new SortBenchmark(rows, (int) Math.min(reps, 1000), master,
-        (int) Math.min(partitions, Integer.MAX_VALUE), engine, input, parquetDir, keyShape, which,
-        settings, variants);
+    return new SortBenchmark(SortBenchmarkArgs.parse(argv));
   }
 
-  /** The constant of {@code type} that {@code value} names, in any case. */
-  private static <E extends Enum<E>> E choice(String option, String value, Class<E> type) {
-    List<String> names = new ArrayList<>();
-    for (E constant : type.getEnumConstants()) {
-      String name = constant.name().toLowerCase(Locale.ROOT);
-      if (name.equals(value.toLowerCase(Locale.ROOT))) {
-        return constant;
-      }
-      names.add(name);
-    }
-    throw new IllegalArgumentException(option + " needs one of " + String.join(", ", names)
-        + ", not '" + value + "'");
+  SortBenchmarkArgs args() {
+    return args;
   }
 
   void run(SparkSession spark, PrintStream out) {
-    int numPartitions = partitions > 0 ? partitions : spark.sparkContext().defaultParallelism();
+    int numPartitions = args.partitions() > 0 ? args.partitions()
+        : spark.sparkContext().defaultParallelism();
     // One engine for every GpuSort case; the global mode is set per case.
-    spark.conf().set(GpuSortConf.ENGINE.key(), engine);
-    settings.forEach((key, value) -> spark.conf().set(key, value));
-    Dataset<Row> generated = keyShape.generate(spark, numRows, numPartitions);
-    try (PreparedInput prepared = prepare(spark, generated)) {
+    spark.conf().set(GpuSortConf.ENGINE.key(), args.engine());
+    args.settings().forEach((key, value) -> spark.conf().set(key, value));
+    switch (args.session()) {
+      case CASES -> SizeSeries.run(this, spark, numPartitions, out);
+      case BUSY -> new BusySession(this, spark, numPartitions).run(out);
+      case ALONE -> AloneRuns.runAlone(this, spark, numPartitions, out);
+    }
+  }
+
+  /**
+   * One size of the series: generates {@code numRows} rows, runs the cases on them (Spark's sorts
+   * only {@code withSparkSorts}), prints the size's tables and releases the input.
+   *
+   * @return each case's median seconds
+   */
+  SizeSeries.SizeResult runSize(SparkSession spark, int numPartitions, long numRows,
+      boolean withSparkSorts, PrintStream out) {
+    parquetPath = null;
+    expectedFileChecksum = null;
+    List<Case> cases = cases(FileSort.engineUsed(spark), numPartitions);
+    if (args.first() != null && firstCaseIndex(cases) < 0) {
+      throw new FileSortArgs.UsageException("--first '" + args.first() + "' is in no case's "
+          + "label; the cases are: " + String.join("; ", cases.stream().map(Case::name).toList()));
+    }
+    if (!withSparkSorts) {
+      cases.removeIf(SortBenchmark::isSparkSort);
+    }
+    int firstCase = Math.max(0, firstCaseIndex(cases));
+    Dataset<Row> generated = args.keyShape().generate(spark, numRows, numPartitions);
+    try (PreparedInput prepared = prepare(spark, generated, args.input(), args.parquetDir())) {
       out.printf(Locale.ROOT, "SortBenchmark: %,d rows in %d partitions, master %s, %d "
           + "repetitions after 1 warm-up%n", numRows, numPartitions,
-          spark.sparkContext().master(), reps);
-      settings.forEach((key, value) -> out.printf(Locale.ROOT, "  --conf %s=%s%n", key, value));
-      out.printf(Locale.ROOT, "  --key %s: %s%n", lowerName(keyShape), keyShape.description);
-      out.printf(Locale.ROOT, "  --input %s: %s%n", lowerName(input), prepared.description());
-      List<Case> cases = cases(FileSort.engineUsed(spark), numPartitions);
-      Measurements measured = measure(spark, cases, prepared.rows());
-      BenchmarkReport.printTable(cases, measured.seconds(), numRows, out);
+          spark.sparkContext().master(), args.reps());
+      args.settings().forEach((key, value) ->
+          out.printf(Locale.ROOT, "  --conf %s=%s%n", key, value));
+      out.printf(Locale.ROOT, "  --key %s: %s%n", lowerName(args.keyShape()),
+          args.keyShape().description());
+      out.printf(Locale.ROOT, "  --input %s: %s%n", lowerName(args.input()),
+          prepared.description());
+      if (!withSparkSorts) {
+        out.printf(Locale.ROOT, "  --baseline-max-rows %,d: Spark's sorts do not run at this "
+            + "size, only the floors and GpuSort's%n", args.baselineMaxRows());
+      }
+      if (args.first() != null) {
+        out.printf(Locale.ROOT, "  --first %s: %s%n", args.first(), firstCaseIndex(cases) < 0
+            ? "its case does not run at this size; the usual order"
+            : cases.get(firstCase).name() + " runs first in the warm-up round");
+      }
+      ArenaReport.printState(spark, out);
+      Measurements measured = measure(spark, cases, prepared.rows(), firstCase);
+      BenchmarkReport.printTable(cases, measured.seconds(), measured.firstSeconds(), numRows,
+          out);
       BenchmarkReport.printStageTable(cases, measured.stageSamples(), out);
       BenchmarkReport.printTaskTable(cases, measured.taskSpans(), out);
       BenchmarkReport.printSlowTasks(cases, measured.slowTasks(), out);
+      measured.arena().print(cases.stream().map(Case::name).toList(), out);
+      double[] medians = new double[cases.size()];
+      for (int i = 0; i < cases.size(); i++) {
+        medians[i] = ExampleRuntime.median(measured.seconds()[i]);
+      }
+      return new SizeSeries.SizeResult(numRows, cases, medians);
     }
+  }
+
+  /** Spark's own sorts: neither a floor nor GpuSort. */
+  private static boolean isSparkSort(Case c) {
+    return !c.gpuSort() && c.floor() != null;
+  }
+
+  /** The first case whose label holds {@code --first} (in any case), or -1. */
+  private int firstCaseIndex(List<Case> cases) {
+    String wanted = args.first() == null ? null : args.first().toLowerCase(Locale.ROOT);
+    for (int i = 0; wanted != null && i < cases.size(); i++) {
+      if (cases.get(i).name().toLowerCase(Locale.ROOT).contains(wanted)) {
+        return i;
+      }
+    }
+    return -1;
   }
 
   private static String lowerName(Enum<?> constant) {
     return constant.name().toLowerCase(Locale.ROOT);
   }
 
-  private PreparedInput prepare(SparkSession spark, Dataset<Row> generated) {
+  /**
+   * {@code generated} as every case reads it: cached, or written to Parquet (at
+   * {@code parquetDir}, or a new directory under {@code java.io.tmpdir} when null) and read back.
+   */
+  PreparedInput prepare(SparkSession spark, Dataset<Row> generated, Input input,
+      String parquetDir) {
     return switch (input) {
       case CACHED -> {
         Dataset<Row> cached = ExampleRuntime.cacheUncompressed(spark, generated);
         yield new PreparedInput(cached, "cached once (memory, then disk; uncompressed), every "
             + "case reads the cache", cached::unpersist);
       }
-      case PARQUET -> writeParquet(spark, generated);
+      case PARQUET -> writeParquet(spark, generated, parquetDir);
     };
   }
 
@@ -379,7 +388,8 @@ public final class SortBenchmark {
    * @throws IllegalArgumentException if {@code --parquet-dir} exists already: it is not the
    *     benchmark's to overwrite or delete
    */
-  private PreparedInput writeParquet(SparkSession spark, Dataset<Row> generated) {
+  private PreparedInput writeParquet(SparkSession spark, Dataset<Row> generated,
+      String parquetDir) {
     Path dir = parquetDir != null ? newDir(spark, new Path(parquetDir)) : newTempDir();
     Runnable delete = () -> deleteDir(spark, dir);
     try {
@@ -388,7 +398,7 @@ public final class SortBenchmark {
       Dataset<Row> rows = spark.read().parquet(dir.toString());
       parquetPath = dir;
       String description = String.format(Locale.ROOT, "written once to %s, every case reads it "
-          + "back (%d partitions) with no cache; deleted at the end", dir,
+          + "back (%d partitions) with no cache; deleted after its cases", dir,
           rows.javaRDD().getNumPartitions());
       return new PreparedInput(rows, description, delete);
     } catch (RuntimeException e) {
@@ -428,6 +438,7 @@ public final class SortBenchmark {
   }
 
   private List<Case> cases(String engine, int numPartitions) {
+    Map<String, Map<String, String>> variants = args.variants();
     String mode = GpuSortConf.GLOBAL_MODE.key();
     List<Case> all = List.of(
         new Case(SHUFFLE, "-", false, null, null, Map.of(),
@@ -447,12 +458,16 @@ public final class SortBenchmark {
             ds -> ds.sortWithinPartitions(KEY)),
         new Case("GpuSort.withinPartitions", engine, true, "Dataset.sortWithinPartitions", SCAN,
             Map.of(), ds -> ds.transform(GpuSort.<Row>withinPartitions(KEY))));
+    Cases which = args.cases();
     List<Case> chosen = new ArrayList<>(switch (which) {
       case ALL -> all;
       case GLOBAL -> all.subList(0, 5);
       case WITHIN -> all.subList(5, 8);
       case FILE -> fileCases(engine);
     });
+    // --skip: cases left out to save time; a case whose baseline is skipped shows no ratio.
+    chosen.removeIf(c -> args.skip().stream()
+        .anyMatch(s -> c.name().toLowerCase(Locale.ROOT).contains(s)));
     if (which == Cases.GLOBAL) {
       variants.forEach((label, conf) -> {
         Map<String, String> merge = new java.util.LinkedHashMap<>(conf);
@@ -501,22 +516,30 @@ public final class SortBenchmark {
   }
 
   /**
-   * One warm-up run of every case, then {@link #reps} timed rounds, the cases in a different
-   * order each round; after each timed run of a GpuSort case, its node's stage metrics.
+   * One warm-up run of every case (the {@code --first} case first, then the others in their
+   * order), then {@code --reps} timed rounds, the cases in a different order each round; after
+   * each timed run of a GpuSort case, its node's stage metrics.
    */
-  private Measurements measure(SparkSession spark, List<Case> cases, Dataset<Row> rows) {
+  private Measurements measure(SparkSession spark, List<Case> cases, Dataset<Row> rows,
+      int firstCase) {
+    int reps = args.reps();
     double[][] seconds = new double[cases.size()][reps];
+    double[] firstSeconds = new double[cases.size()];
     List<List<Map<String, Double>>> stageSamples = new ArrayList<>();
     cases.forEach(c -> stageSamples.add(new ArrayList<>()));
     double[][][] taskSpans = new double[cases.size()][reps][];
     String[][] slowTasks = new String[cases.size()][reps];
+    ArenaReport arena = new ArenaReport(cases.size());
     WriteCapture writes = new WriteCapture();
     TaskCapture tasks = new TaskCapture();
     spark.listenerManager().register(writes);
     spark.sparkContext().addSparkListener(tasks);
     try {
-      for (Case c : cases) {
-        timeSeconds(spark, c, rows, true);
+      for (int k = 0; k < cases.size(); k++) {
+        int i = k == 0 ? firstCase : k <= firstCase ? k - 1 : k;
+        ArenaReport.Mark before = ArenaReport.Mark.now();
+        firstSeconds[i] = timeSeconds(spark, cases.get(i), rows, true);
+        arena.add(i, true, before);
       }
       for (int rep = 0; rep < reps; rep++) {
         for (int k = 0; k < cases.size(); k++) {
@@ -526,12 +549,14 @@ public final class SortBenchmark {
           WriteCapture.awaitListeners(spark);
           writes.clear();
           tasks.clear();
+          ArenaReport.Mark before = ArenaReport.Mark.now();
           seconds[i][rep] = timeSeconds(spark, c, rows, false);
+          arena.add(i, false, before);
           WriteCapture.awaitListeners(spark);
           taskSpans[i][rep] = tasks.spans();
           slowTasks[i][rep] = tasks.medianAndSlowest();
           if (c.gpuSort()) {
-            stageSamples.get(i).add(stageSample(writes.next(spark, c.name()).executedPlan()));
+            stageSamples.get(i).add(StageMetrics.sample(writes.next(spark, c.name()).executedPlan()));
           }
         }
       }
@@ -539,16 +564,17 @@ public final class SortBenchmark {
       spark.listenerManager().unregister(writes);
       spark.sparkContext().removeSparkListener(tasks);
     }
-    return new Measurements(seconds, stageSamples, taskSpans, slowTasks);
+    return new Measurements(seconds, firstSeconds, stageSamples, taskSpans, slowTasks, arena);
   }
 
   /**
    * Runs {@code c} once and returns its seconds; a file case's output is deleted after, and with
    * {@code check} first read back and compared with Spark's sort of the input.
    */
-  private double timeSeconds(SparkSession spark, Case c, Dataset<Row> input, boolean check) {
+  double timeSeconds(SparkSession spark, Case c, Dataset<Row> input, boolean check) {
+    Map<String, String> settings = args.settings();
     // A variant's settings hold for its own case only: the others get the run's settings back.
-    for (Map<String, String> conf : variants.values()) {
+    for (Map<String, String> conf : args.variants().values()) {
       for (String key : conf.keySet()) {
         if (settings.containsKey(key)) {
           spark.conf().set(key, settings.get(key));
@@ -623,50 +649,5 @@ public final class SortBenchmark {
       throw new IllegalStateException(caseName + ": its output and Spark's sort of the input: "
           + difference);
     }
-  }
-
-  /**
-   * The stage metrics of the GpuSort nodes in {@code plan}, each summed over the nodes: stage
-   * times ({@value #STAGE_TIME_SUFFIX} keys) in seconds, engine calls as a count. Empty if the
-   * plan has no GpuSort node.
-   */
-  private static Map<String, Double> stageSample(SparkPlan plan) {
-    Map<String, Double> sample = new TreeMap<>();
-    for (SparkPlan node : gpuSortNodes(plan, new ArrayList<>())) {
-      ScalaCollections.asJava(node.metrics()).forEach((key, metric) -> {
-        if (key.endsWith(STAGE_TIME_SUFFIX)) {
-          sample.merge(key, ExampleRuntime.seconds(nanos(metric)), Double::sum);
-        } else if (key.equals(ENGINE_CALLS_METRIC)) {
-          sample.merge(key, (double) Math.max(0, metric.value()), Double::sum);
-        }
-      });
-    }
-    return sample;
-  }
-
-  /** A timing metric's value in nanoseconds; Spark's "not set" (negative) counts as 0. */
-  private static long nanos(SQLMetric metric) {
-    long value = Math.max(0, metric.value());
-    return MILLIS_TIMING_TYPE.equals(metric.metricType()) ? value * 1_000_000 : value;
-  }
-
-  /**
-   * Adds the GpuSort nodes (the sort, the exchange that sorts, cuts and merges) of an executed
-   * {@code plan} to {@code found}, looking into adaptive plans (their final plan) and query stages
-   * as well as children; returns {@code found}.
-   */
-  private static List<SparkPlan> gpuSortNodes(SparkPlan plan, List<SparkPlan> found) {
-    if (plan instanceof GpuSortExec || plan instanceof GpuRangeSortExchangeExec) {
-      found.add(plan);
-    }
-    if (plan instanceof AdaptiveSparkPlanExec adaptive) {
-      gpuSortNodes(adaptive.executedPlan(), found);
-    } else if (plan instanceof QueryStageExec stage) {
-      gpuSortNodes(stage.plan(), found);
-    }
-    for (SparkPlan child : ScalaCollections.asJava(plan.children())) {
-      gpuSortNodes(child, found);
-    }
-    return found;
   }
 }

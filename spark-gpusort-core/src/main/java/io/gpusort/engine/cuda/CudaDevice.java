@@ -3,6 +3,7 @@ package io.gpusort.engine.cuda;
 import static jcuda.driver.JCudaDriver.cuCtxSetCurrent;
 import static jcuda.driver.JCudaDriver.cuDeviceGet;
 import static jcuda.driver.JCudaDriver.cuDeviceGetAttribute;
+import static jcuda.driver.JCudaDriver.cuDeviceGetCount;
 import static jcuda.driver.JCudaDriver.cuDeviceGetName;
 import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRelease;
 import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRetain;
@@ -43,6 +44,11 @@ final class CudaDevice {
   private final Semaphore tasks;
   private final ArrayDeque<Workspace> idleWorkspaces = new ArrayDeque<>();
   private int references;
+  /** Set by the last {@link #release}: workspaces made in the background are closed, not kept. */
+  private boolean released;
+  /** Counted down once the background preparation of workspaces has ended, done or failed. */
+  private final java.util.concurrent.CountDownLatch prepared =
+      new java.util.concurrent.CountDownLatch(1);
 
   private CudaDevice(int ordinal, long budgetBytes, int concurrentTasks) {
     this.ordinal = ordinal;
@@ -68,6 +74,7 @@ final class CudaDevice {
       kernels = new CudaKernels();
       tasks = new Semaphore(concurrentTasks, true);
       registerPinnedAllocator();
+      prepareWorkspaces(concurrentTasks);
       LOG.info("CUDA device {} ({}, sm_{}, {} SMs): {} MiB free of {} MiB, budget {} MiB, "
           + "{} concurrent tasks", ordinal, name, computeCapability, multiprocessors,
           free[0] >> 20, total[0] >> 20, budget >> 20, concurrentTasks);
@@ -98,6 +105,7 @@ final class CudaDevice {
     }
     makeCurrent();
     synchronized (idleWorkspaces) {
+      released = true;
       for (Workspace w : idleWorkspaces) {
         w.close();
       }
@@ -178,6 +186,47 @@ final class CudaDevice {
     }
   }
 
+  /**
+   * Makes the workspaces of {@code count} GPU-task slots, their staging slices page-locked, on a
+   * background thread, so that no task of a fresh executor pins them or waits for their streams.
+   * A failure is only logged: tasks then make their own.
+   */
+  private void prepareWorkspaces(int count) {
+    Thread thread = new Thread(() -> {
+      try {
+        makeCurrent();
+        for (int i = 0; i < count; i++) {
+          Workspace w = new Workspace(this);
+          try {
+            w.staging(0);
+            w.staging(1);
+          } catch (RuntimeException e) {
+            w.close();
+            throw e;
+          }
+          synchronized (idleWorkspaces) {
+            if (released) {
+              w.close();
+              return;
+            }
+            idleWorkspaces.push(w);
+          }
+        }
+      } catch (RuntimeException e) {
+        LOG.warn("Preparing the workspaces of device {} failed; tasks make their own", ordinal, e);
+      } finally {
+        prepared.countDown();
+      }
+    }, "gpusort-cuda-prepare-" + ordinal);
+    thread.setDaemon(true);
+    thread.start();
+  }
+
+  /** Waits for the background preparation of workspaces (for tests that count device memory). */
+  void awaitPrepared() throws InterruptedException {
+    prepared.await();
+  }
+
   private int attribute(int attribute) {
     int[] value = new int[1];
     Cuda.check(cuDeviceGetAttribute(value, attribute, device), "cuDeviceGetAttribute",
@@ -186,14 +235,17 @@ final class CudaDevice {
   }
 
   /**
-   * Lets the sort pipeline put keys and permutations in page-locked memory, which the driver
-   * moves at full bus speed with no staging copy. The allocator keeps its own reference to this
+   * Starts the process's page-locked arena on this device's allocator (pinned in the background),
+   * from which the sort pipeline takes its pages, keys and permutations, which the driver moves
+   * at full bus speed with no staging copy. The allocator keeps its own reference to this
    * context for the life of the process: freeing the context would free the memory.
    */
   private void registerPinnedAllocator() {
     CUcontext pinnedContext = new CUcontext();
     Cuda.check(cuDevicePrimaryCtxRetain(pinnedContext, device), "cuDevicePrimaryCtxRetain");
-    if (!HostBuffer.usePinnedAllocator(new PinnedHostAllocator(pinnedContext))) {
+    int[] count = new int[1];
+    Cuda.check(cuDeviceGetCount(count), "cuDeviceGetCount");
+    if (!HostBuffer.usePinnedAllocator(new PinnedHostAllocator(pinnedContext), count[0])) {
       cuDevicePrimaryCtxRelease(device);
     }
   }

@@ -107,6 +107,11 @@ public final class CudaEngine implements SortEngine {
     return device.memory.budgetBytes();
   }
 
+  /** Waits until the device's workspaces, made in the background when it opened, are ready. */
+  void awaitPrepared() throws InterruptedException {
+    device.awaitPrepared();
+  }
+
   /** Device memory held by sorts in progress, excluding idle workspaces and cached blocks. */
   public long deviceBytesInUse() {
     return device.memory.inUseBytes() - device.idleWorkspaceBytes();

@@ -8,6 +8,8 @@ import io.gpusort.config.GpuSortConf.EngineChoice;
 import io.gpusort.engine.EngineOptions;
 import io.gpusort.engine.EngineReferenceTests;
 import io.gpusort.engine.SortEngine;
+import io.gpusort.memory.ArenaSettings;
+import io.gpusort.memory.HostBuffer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 
@@ -21,7 +23,18 @@ class CudaEngineTest extends EngineReferenceTests {
 
   static CudaEngine openOrSkip(EngineOptions options) {
     assumeTrue(CudaEngine.available(), "no CUDA device: " + CudaEngine.unavailableReason());
-    return new CudaEngine(options);
+    // The engine tests' buffers come from the arena once it is pinned: 8g is enough for them and
+    // quick to pin (the first engine of the JVM makes it; later settings change nothing).
+    HostBuffer.configureArena(new ArenaSettings(8L << 30, ArenaSettings.DEFAULT_HOST_FRACTION,
+        Long.MAX_VALUE, ArenaSettings.DEFAULT_REGISTER, ArenaSettings.DEFAULT_PIN_THREADS));
+    CudaEngine engine = new CudaEngine(options);
+    try {
+      engine.awaitPrepared();
+      HostBuffer.awaitArena(60_000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    return engine;
   }
 
   @Override

@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# On the GPU host, issue 35's checks and measurements (the page-locked arena, first queries, busy
+# sessions, larger data), in parts that fit one device call each. Needs the bundle made with
+# --spark, every part staged. Writes logs under $1; prints the tables last.
+#
+#   bash kernels/gpu-host/arena-run.sh OUTDIR
+#
+# Environment (1 runs a part, 0 or unset leaves it out):
+#   PIN      ArenaBenchmark: the arena (PIN_BYTES, 16g) pinned by 1, 2 and 4 threads, one JVM each
+#   TESTS    the GPU-tagged engine tests; the Spark-level suites CI runs on every line (the oracle,
+#            SQL extension, metrics, range-sort exchange, spill, cancellation, columnar intake,
+#            collations) and the plugin's, with engine auto (cuda there); the small-heap spill
+#            suites; the GPU-tagged CudaRowPathTest at ROWPATH_ROWS (2e6) rows a case
+#   SUITES   only the Spark-level suites of TESTS
+#   WITHIN   SortBenchmark's within-partition cases over a size series in one JVM (SIZES_WITHIN:
+#            1e8,3e8,6e8; Spark's sort only up to BASELINE_MAX, 3e8), cached rows, REPS (3). At
+#            6e8 rows give the sorts room (JAVA_OPTS=-Dspark.memory.fraction=0.8, HEAP=100g), or
+#            they spill, which is not what the series measures
+#   GLOBAL   the global cases the same way (SIZES_GLOBAL: 1e8,3e8), REPS_GLOBAL (2), byKey's sort
+#            mode left out
+#   FIRST    fresh JVMs, one per case, each case run first in its JVM (--first), 1e8 rows: cached
+#            within, global and SQL; Parquet within and global; the first under JFR, its task
+#            threads' samples folded by run (FIRST_JFR=0 leaves it out)
+#   BUSY     SortBenchmark --session busy (1e8 rows; string keys 2e7): the cases interleaved in one
+#            session, then each alone in a JVM of its own
+#   ONESHOT  fresh JVMs, one run each: the Parquet -> sort -> Parquet job (1e8 rows; FileSort and
+#            Spark's job), then TeraSort 10 GB at an 8g heap (terasort-run.sh)
+# ENGINE (cuda), MASTER (local[16]), HEAP (-Xmx80g), JAVA_OPTS (more JVM options for every run).
+set -uo pipefail
+out=$1
+mkdir -p "$out"
+host_sh=$(ls .gpu-bundle/part-*/host.sh | tail -n 1)
+engine=${ENGINE:-cuda}
+master=${MASTER:-local[16]}
+heap=${HEAP:-80g}
+rows=${ROWS:-100000000}
+reps=${REPS:-3}
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+{ nproc; grep -E "MemTotal|MemAvailable" /proc/meminfo; ulimit -l; } | tee -a "$out/gpu.txt"
+
+# $1: label; $2: extra JVM options; rest: SortBenchmark's arguments. Keeps the full log under $out.
+bench() {
+  local label=$1 jvm=$2
+  shift 2
+  local start
+  start=$(date +%s)
+  bash "$host_sh" run -- bash -c "java -Xmx$heap $jvm ${JAVA_OPTS:-} -cp \"\${CLASSPATH}\" \
+    io.gpusort.examples.SortBenchmark --engine $engine --master '$master' $*" \
+    > "$out/bench-$label.txt" 2>&1
+  echo "SortBenchmark $label exit $? after $(( $(date +%s) - start )) s"
+}
+# The benchmark's own tables: every line but Spark's and the JVM's log lines.
+tables() {
+  grep -vE "^(WARN|INFO|NOTE|[0-9]{2}/[0-9]{2}/[0-9]{2}|\s+at |SLF4J|Using Spark)" "$1" \
+    | grep -vE "^\s*$" | head -n "${2:-80}"
+}
+# Folds the task threads' execution samples of a recording into "count frame;frame;..." lines,
+# leaf first, 24 frames deep: small enough to bring back.
+fold_samples() {  # $1: recording, $2: output
+  bash "$host_sh" run -- jfr print --events jdk.ExecutionSample --stack-depth 64 "$1" | awk -v ev=jdk.ExecutionSample -f "$(dirname "$0")/fold-samples.awk" \
+    | sort | uniq -c | sort -rn > "$2"
+  echo "$2: $(awk '{ s += $1 } END { print s }' "$2") task samples, $(wc -l < "$2") stacks"
+}
+
+if [ "${PIN:-0}" = 1 ]; then
+  for t in 1 2 4; do
+    bash "$host_sh" run -- bash -c "java -Xmx8g -cp \"\${CLASSPATH}\" \
+      io.gpusort.examples.ArenaBenchmark --bytes ${PIN_BYTES:-16g} --threads $t" \
+      > "$out/pin-$t.txt" 2>&1
+    echo "ArenaBenchmark threads $t exit $?"
+    grep -E "^(engine opened|arena|plain)" "$out/pin-$t.txt"
+  done
+fi
+
+if [ "${TESTS:-0}" = 1 ] || [ "${SUITES:-0}" = 1 ]; then
+  if [ "${TESTS:-0}" = 1 ]; then
+  start=$(date +%s)
+  bash "$host_sh" run -- java -Xmx32g -Dgpusort.memory.trackLeaks=true \
+    org.junit.platform.console.ConsoleLauncher execute --disable-banner --disable-ansi-colors \
+    --select-package io.gpusort.engine --include-tag gpu --details tree \
+    > "$out/gpu-engine-tests.txt" 2>&1
+  echo "GPU engine tests exit $? ($(( $(date +%s) - start )) s)"
+  grep -E "tests (successful|failed|aborted|skipped)" "$out/gpu-engine-tests.txt"
+  grep -E "✘" "$out/gpu-engine-tests.txt" | head -20
+  fi
+  selected=()
+  for c in GpuSortOracleTest SqlExtensionTest GpuSortMetricsTest RangeSortExchangeTest SpillTest \
+      CancellationTest ColumnarIntakeTest CollationKeysTest; do
+    selected+=(--select-class "io.gpusort.sql.$c")
+  done
+  selected+=(--select-class io.gpusort.spark.GpuSortPluginTest)
+  start=$(date +%s)
+  bash "$host_sh" run -- java -Xmx48g -Dgpusort.memory.trackLeaks=true \
+    -Dgpusort.test.master='local[16]' org.junit.platform.console.ConsoleLauncher execute \
+    --disable-banner --disable-ansi-colors "${selected[@]}" --exclude-tag small-heap \
+    --details tree > "$out/spark-suites.txt" 2>&1
+  echo "Spark-level suites exit $? ($(( $(date +%s) - start )) s)"
+  grep -E "spark-gpusort tests: engine" "$out/spark-suites.txt" | sort | uniq -c
+  grep -E "tests (successful|failed|aborted|skipped)" "$out/spark-suites.txt"
+  grep -E "✘" "$out/spark-suites.txt" | head -20
+  if [ "${TESTS:-0}" = 1 ]; then
+  start=$(date +%s)
+  bash "$host_sh" run -- java -Xmx512m -Dgpusort.memory.trackLeaks=true \
+    org.junit.platform.console.ConsoleLauncher execute --disable-banner --disable-ansi-colors \
+    --select-class io.gpusort.sql.LargePartitionSpillTest \
+    --select-class io.gpusort.sql.OffHeapSpillTest --include-tag small-heap --details tree \
+    > "$out/small-heap.txt" 2>&1
+  echo "small-heap suites exit $? ($(( $(date +%s) - start )) s)"
+  grep -E "spark-gpusort tests: engine" "$out/small-heap.txt" | sort | uniq -c
+  grep -E "tests (successful|failed|aborted|skipped)" "$out/small-heap.txt"
+  grep -E "✘" "$out/small-heap.txt" | head -10
+  start=$(date +%s)
+  bash "$host_sh" run -- java -Xmx48g -Dgpusort.memory.trackLeaks=true \
+    -Dgpusort.test.master='local[16]' -Dgpusort.test.gpuRows="${ROWPATH_ROWS:-2000000}" \
+    org.junit.platform.console.ConsoleLauncher execute --disable-banner --disable-ansi-colors \
+    --select-class io.gpusort.sql.CudaRowPathTest --include-tag gpu --details tree \
+    > "$out/rowpath.txt" 2>&1
+  echo "CudaRowPathTest exit $? ($(( $(date +%s) - start )) s)"
+  grep -E "tests (successful|failed|aborted|skipped)|CudaRowPathTest .*match" "$out/rowpath.txt"
+  grep -E "✘" "$out/rowpath.txt" | head -10
+  fi
+fi
+
+if [ "${WITHIN:-0}" = 1 ]; then
+  bench within "" --cases within --rows "${SIZES_WITHIN:-1e8,3e8,6e8}" --reps "$reps" \
+    --baseline-max-rows "${BASELINE_MAX:-300000000}"
+  tables "$out/bench-within.txt" 120
+fi
+if [ "${GLOBAL:-0}" = 1 ]; then
+  bench global "" --cases global --rows "${SIZES_GLOBAL:-1e8,3e8}" --reps "${REPS_GLOBAL:-2}" \
+    --skip global.mode=sort --baseline-max-rows "${BASELINE_MAX:-300000000}"
+  tables "$out/bench-global.txt" 120
+fi
+
+if [ "${FIRST:-0}" = 1 ]; then
+  # label|cases|input|the case run first
+  for spec in "cached-within|within|cached|GpuSort.withinPartitions" \
+      "cached-global|global|cached|GpuSort.byKey, global.mode=merge" \
+      "cached-sql|global|cached|SQL ORDER BY" \
+      "parquet-within|within|parquet|GpuSort.withinPartitions" \
+      "parquet-global|global|parquet|GpuSort.byKey, global.mode=merge"; do
+    IFS='|' read -r label cases input first <<< "$spec"
+    jvm=""
+    if [ "${FIRST_JFR:-1}" = 1 ] && [ "$label" = cached-within ]; then
+      jvm="-XX:StartFlightRecording=filename=/tmp/first.jfr,settings=profile"
+    fi
+    bench "first-$label" "$jvm" --cases "$cases" --input "$input" --rows "$rows" \
+      --reps "${REPS_FIRST:-2}" --first "\"$first\""
+    tables "$out/bench-first-$label.txt" 40
+  done
+  if [ -f /tmp/first.jfr ]; then
+    fold_samples /tmp/first.jfr "$out/first-samples.txt"
+    head -n 40 "$out/first-samples.txt"
+  fi
+fi
+
+if [ "${BUSY:-0}" = 1 ]; then
+  bench busy "" --session busy --rows "$rows" --string-rows "${STRING_ROWS:-20000000}" \
+    --reps "${REPS_BUSY:-3}"
+  tables "$out/bench-busy.txt" 80
+fi
+
+if [ "${ONESHOT:-0}" = 1 ]; then
+  bench oneshot-file "" --cases file --rows "$rows" --reps 0
+  tables "$out/bench-oneshot-file.txt" 40
+  HEAP=8g REPS=1 WARMUPS=0 bash kernels/gpu-host/terasort-run.sh "$out/terasort"
+fi
+true

@@ -1,0 +1,98 @@
+package io.gpusort.engine;
+
+import io.gpusort.memory.HostBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A GPU engine's first sorts, run on a background thread as soon as the engine opens, so that the
+ * first task does not pay for what only a first call does: loading each kernel into the context,
+ * the workspaces' device scratch, compiling the engine's own Java code. The keys are random and
+ * the result is checked, so a device that sorts wrongly says so in the log before any task uses
+ * it (the task's sort is checked by its own fallback rules, not by this).
+ */
+final class EngineWarmup {
+  private static final Logger LOG = LoggerFactory.getLogger(EngineWarmup.class);
+  /** Rows of each warm-up batch: past the kernels' small-input paths, a few milliseconds. */
+  static final int ROWS = 1 << 20;
+  /** Key widths sorted: one 64-bit word, one narrowed to 32 bits, two words. */
+  private static final int[][] SHAPES = {{1, 64}, {1, 32}, {2, 72}};
+  private static final List<Thread> RUNNING = new ArrayList<>();
+
+  private EngineWarmup() {}
+
+  /** Starts the warm-up of {@code engine} on a daemon thread. */
+  static synchronized void start(SortEngine engine) {
+    Thread thread = new Thread(() -> run(engine), "gpusort-engine-warmup");
+    thread.setDaemon(true);
+    RUNNING.add(thread);
+    thread.start();
+  }
+
+  /** Waits for every warm-up started so far: engines must not close under one. */
+  static void awaitAll() {
+    List<Thread> threads;
+    synchronized (EngineWarmup.class) {
+      threads = new ArrayList<>(RUNNING);
+      RUNNING.clear();
+    }
+    for (Thread t : threads) {
+      try {
+        t.join();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return;
+      }
+    }
+  }
+
+  static void run(SortEngine engine) {
+    long start = System.nanoTime();
+    SplittableRandom random = new SplittableRandom(42);
+    try {
+      for (int[] shape : SHAPES) {
+        sortChecked(engine, random, shape[0], shape[1]);
+      }
+      LOG.info("Warmed up {} in {} ms", engine.name(), (System.nanoTime() - start) / 1_000_000);
+    } catch (RuntimeException | OutOfMemoryError e) {
+      LOG.warn("Warming up {} failed; tasks will pay for the first calls", engine.name(), e);
+    }
+  }
+
+  private static void sortChecked(SortEngine engine, SplittableRandom random, int numWords,
+      int keyBits) {
+    try (HostBuffer words = HostBuffer.acquireTransferable(KeyBatch.requiredBytes(ROWS, numWords));
+        HostBuffer permutation = HostBuffer.acquireTransferable(4L * ROWS)) {
+      KeyBatch keys = new KeyBatch(words, ROWS, numWords, keyBits);
+      for (int w = 0; w < numWords; w++) {
+        int bits = Math.min(64, keyBits - 64 * w);
+        long mask = bits == 64 ? -1L : ((1L << bits) - 1) << (64 - bits);
+        for (int r = 0; r < ROWS; r++) {
+          keys.setWord(r, w, random.nextLong() & mask);
+        }
+      }
+      engine.sort(keys, permutation);
+      for (int i = 1; i < ROWS; i++) {
+        int a = permutation.getInt(4L * (i - 1));
+        int b = permutation.getInt(4L * i);
+        if (compare(keys, a, b) > 0) {
+          throw new IllegalStateException(engine.name() + " put row " + a + " before row " + b
+              + " in its warm-up sort of " + keyBits + "-bit keys");
+        }
+      }
+    }
+  }
+
+  private static int compare(KeyBatch keys, int a, int b) {
+    for (int w = 0; w < keys.numWords(); w++) {
+      int c = Long.compareUnsigned(keys.word(a, w), keys.word(b, w));
+      if (c != 0) {
+        return c;
+      }
+    }
+    return 0;
+  }
+}

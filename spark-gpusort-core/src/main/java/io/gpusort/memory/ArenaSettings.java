@@ -1,0 +1,56 @@
+package io.gpusort.memory;
+
+import java.nio.file.Path;
+
+/**
+ * How large the process's page-locked arena ({@link PinnedArena}) is made when a GPU engine first
+ * opens.
+ *
+ * @param requestedBytes the arena asked for, or {@link #AUTO}: the host's share divided among
+ *     the GPUs of the host (one executor per GPU being the usual layout)
+ * @param hostFraction the share of the machine's memory ({@link HostShare#machineMemoryBytes})
+ *     that the arenas of every process on the host may pin together
+ * @param boundBytes a further bound, such as what a container manager counts for it (the
+ *     executor's memory overhead beyond Spark's own); {@code Long.MAX_VALUE} for none
+ * @param registerDir the host-wide register of page-locked memory ({@link HostShare#reserve})
+ * @param pinThreads threads that pin the arena's chunks at once
+ */
+public record ArenaSettings(long requestedBytes, double hostFraction, long boundBytes,
+    Path registerDir, int pinThreads) {
+  /** {@link #requestedBytes} that means: the host's share, divided among its GPUs. */
+  public static final long AUTO = -1;
+  /** The register's directory unless configured: one place every process of the host sees. */
+  public static final Path DEFAULT_REGISTER = Path.of("/tmp/spark-gpusort-pinned");
+  public static final double DEFAULT_HOST_FRACTION = 0.25;
+  public static final int DEFAULT_PIN_THREADS = 2;
+
+  public ArenaSettings {
+    if (requestedBytes < AUTO || hostFraction < 0 || hostFraction > 0.9 || boundBytes < 0
+        || registerDir == null || pinThreads < 1) {
+      throw new IllegalArgumentException("bad arena settings: requestedBytes=" + requestedBytes
+          + " hostFraction=" + hostFraction + " boundBytes=" + boundBytes + " pinThreads="
+          + pinThreads);
+    }
+  }
+
+  /** Automatic size, a quarter of the host, no further bound. */
+  public static ArenaSettings defaults() {
+    return new ArenaSettings(AUTO, DEFAULT_HOST_FRACTION, Long.MAX_VALUE, DEFAULT_REGISTER,
+        DEFAULT_PIN_THREADS);
+  }
+
+  /** What the host's processes may pin together on a machine of {@code machineBytes}. */
+  public long hostCapBytes(long machineBytes) {
+    return (long) (hostFraction * machineBytes);
+  }
+
+  /**
+   * The arena this process asks the register for on a machine of {@code machineBytes} with
+   * {@code devicesOnHost} GPUs: the request, or the host's share over its GPUs, within the bound.
+   */
+  public long requestBytes(long machineBytes, int devicesOnHost) {
+    long wanted = requestedBytes == AUTO
+        ? hostCapBytes(machineBytes) / Math.max(1, devicesOnHost) : requestedBytes;
+    return Math.min(wanted, boundBytes);
+  }
+}

@@ -1,0 +1,291 @@
+package io.gpusort.memory;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableSet;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Page-locked host memory of a fixed target size, page-locked once by background threads in
+ * chunks and handed out in pieces to sorts, which give them back to the arena, never to the
+ * operating system, while the process lives.
+ *
+ * <p>Pinning takes long (about 0.5 s a GiB measured on the H200 host), so it never happens on a
+ * task's path: a request that the chunks pinned so far cannot serve is refused at once
+ * ({@link #tryAllocate} returns 0) and the caller takes plain memory, which a GPU engine moves
+ * through its few page-locked staging buffers. A piece never crosses a chunk: each chunk is one
+ * registration with the driver, and a DMA must stay within one.
+ *
+ * <p>Pieces are best fit among the free ranges, in multiples of {@link #ALIGN_BYTES}, and freed
+ * ranges merge with free neighbours of the same chunk, so that the pages of many tasks, which come
+ * and go in many sizes, do not fragment the arena for long. Idle arena memory is not counted in
+ * {@link HostMemory#bytesInUse()}; pieces handed out are, exactly as other buffers.
+ */
+public final class PinnedArena implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(PinnedArena.class);
+  /** Pieces start and end on page boundaries. */
+  public static final long ALIGN_BYTES = 4096;
+  /** The largest chunk pinned at once: also the largest piece the arena hands out. */
+  public static final long DEFAULT_CHUNK_BYTES = 1L << 30;
+
+  private static final Comparator<Free> BY_SIZE =
+      Comparator.comparingLong(Free::size).thenComparingLong(Free::address);
+
+  private final NativeAllocator allocator;
+  private final long targetBytes;
+  private final long chunkBytes;
+  private final NavigableSet<Free> freeBySize = new TreeSet<>(BY_SIZE);
+  private final TreeMap<Long, Long> freeByAddress = new TreeMap<>();
+  /** Start address of each chunk, to its size. */
+  private final TreeMap<Long, Long> chunks = new TreeMap<>();
+  private final AtomicLong claimedBytes = new AtomicLong();
+  private final List<Thread> pinners = new ArrayList<>();
+  private final LongAdder pinNanos = new LongAdder();
+  private long readyBytes;
+  private long inUseBytes;
+  private long peakInUseBytes;
+  private long servedPieces;
+  private long refusedPieces;
+  private long refusedBytes;
+  private volatile String pinFailure;
+  private volatile boolean closed;
+
+  private record Free(long address, long size) {}
+
+  /**
+   * An arena that will hold {@code targetBytes} of {@code allocator}'s memory once {@link #start}
+   * has pinned it, in chunks of at most {@code chunkBytes}.
+   */
+  public PinnedArena(NativeAllocator allocator, long targetBytes, long chunkBytes) {
+    if (targetBytes < 0 || chunkBytes < ALIGN_BYTES || chunkBytes % ALIGN_BYTES != 0) {
+      throw new IllegalArgumentException("arena of " + targetBytes + " bytes in chunks of "
+          + chunkBytes);
+    }
+    this.allocator = allocator;
+    this.targetBytes = targetBytes / ALIGN_BYTES * ALIGN_BYTES;
+    this.chunkBytes = chunkBytes;
+  }
+
+  /**
+   * Starts {@code threads} daemon threads that pin the arena chunk by chunk and return; each chunk
+   * serves requests as soon as it is pinned. A chunk the allocator refuses stops the growth where
+   * it is (logged once): the arena then stays smaller than its target.
+   */
+  public synchronized void start(int threads) {
+    if (!pinners.isEmpty() || closed || targetBytes == 0) {
+      return;
+    }
+    for (int i = 0; i < Math.max(1, threads); i++) {
+      Thread t = new Thread(this::pinChunks, "gpusort-pinned-arena-" + i);
+      t.setDaemon(true);
+      pinners.add(t);
+      t.start();
+    }
+  }
+
+  private void pinChunks() {
+    while (!closed && pinFailure == null) {
+      long claimed = claimedBytes.get();
+      long size = Math.min(chunkBytes, targetBytes - claimed);
+      if (size <= 0) {
+        return;
+      }
+      if (!claimedBytes.compareAndSet(claimed, claimed + size)) {
+        continue;
+      }
+      long start = System.nanoTime();
+      long address;
+      try {
+        address = HostMemory.allocate(allocator, size);
+      } catch (RuntimeException | OutOfMemoryError e) {
+        pinFailure = e.toString();
+        LOG.warn("Page-locking the host arena stopped at {} MiB of {} MiB: {}",
+            readyBytes() >> 20, targetBytes >> 20, e.toString());
+        return;
+      }
+      pinNanos.add(System.nanoTime() - start);
+      // Idle arena memory is not in use; pieces handed out are counted as they go.
+      HostMemory.track(-size);
+      if (!addChunk(address, size)) {
+        HostMemory.track(size);
+        HostMemory.free(allocator, address, size);
+        return;
+      }
+    }
+  }
+
+  /** Adds a pinned chunk; false (the caller frees it) once the arena is closed. */
+  synchronized boolean addChunk(long address, long size) {
+    if (closed) {
+      return false;
+    }
+    chunks.put(address, size);
+    insertFree(address, size);
+    readyBytes += size;
+    notifyAll();
+    return true;
+  }
+
+  /** Waits until every chunk is pinned or pinning stopped, at most {@code timeoutMillis}. */
+  public synchronized boolean awaitReady(long timeoutMillis) throws InterruptedException {
+    long deadline = System.currentTimeMillis() + timeoutMillis;
+    while (readyBytes < targetBytes && pinFailure == null && !closed) {
+      long left = deadline - System.currentTimeMillis();
+      if (left <= 0) {
+        return false;
+      }
+      wait(Math.min(left, 100));
+    }
+    return readyBytes >= targetBytes;
+  }
+
+  /**
+   * The address of {@code sizeBytes} of page-locked memory, now counted in use, or 0 where no
+   * pinned chunk has a free range that large (the arena is full, still being pinned, or the
+   * request is larger than a chunk). Never waits for pinning.
+   */
+  public synchronized long tryAllocate(long sizeBytes) {
+    long size = align(sizeBytes);
+    Free best = size <= chunkBytes ? freeBySize.ceiling(new Free(Long.MIN_VALUE, size)) : null;
+    if (best == null || closed) {
+      refusedPieces++;
+      refusedBytes += size;
+      return 0;
+    }
+    removeFree(best);
+    if (best.size() > size) {
+      insertFree(best.address() + size, best.size() - size);
+    }
+    inUseBytes += size;
+    peakInUseBytes = Math.max(peakInUseBytes, inUseBytes);
+    servedPieces++;
+    HostMemory.track(size);
+    return best.address();
+  }
+
+  /** Gives back a piece from {@link #tryAllocate} of the same size. */
+  public synchronized void release(long address, long sizeBytes) {
+    long size = align(sizeBytes);
+    inUseBytes -= size;
+    HostMemory.track(-size);
+    long start = address;
+    long end = address + size;
+    Map.Entry<Long, Long> left = freeByAddress.floorEntry(address);
+    if (left != null && left.getKey() + left.getValue() == address && !chunks.containsKey(address)) {
+      removeFree(new Free(left.getKey(), left.getValue()));
+      start = left.getKey();
+    }
+    Long right = freeByAddress.get(end);
+    if (right != null && !chunks.containsKey(end)) {
+      removeFree(new Free(end, right));
+      end += right;
+    }
+    insertFree(start, end - start);
+  }
+
+  /** Whether {@code address} lies in one of this arena's chunks. */
+  public synchronized boolean owns(long address) {
+    Map.Entry<Long, Long> chunk = chunks.floorEntry(address);
+    return chunk != null && address < chunk.getKey() + chunk.getValue();
+  }
+
+  private void insertFree(long address, long size) {
+    freeBySize.add(new Free(address, size));
+    freeByAddress.put(address, size);
+  }
+
+  private void removeFree(Free free) {
+    freeBySize.remove(free);
+    freeByAddress.remove(free.address());
+  }
+
+  static long align(long sizeBytes) {
+    return Math.max(ALIGN_BYTES, (sizeBytes + ALIGN_BYTES - 1) / ALIGN_BYTES * ALIGN_BYTES);
+  }
+
+  /** The bytes this arena pins once started. */
+  public long targetBytes() {
+    return targetBytes;
+  }
+
+  /** Bytes pinned so far. */
+  public synchronized long readyBytes() {
+    return readyBytes;
+  }
+
+  /** Whether pinning stopped short of the target, and why; null if it did not. */
+  public String pinFailure() {
+    return pinFailure;
+  }
+
+  /** What the arena holds and has served so far. */
+  public synchronized Stats stats() {
+    return new Stats(targetBytes, readyBytes, inUseBytes, peakInUseBytes, servedPieces,
+        refusedPieces, refusedBytes, pinNanos.sum(), freeBySize.isEmpty() ? 0
+            : freeBySize.last().size());
+  }
+
+  /**
+   * An arena's figures.
+   *
+   * @param targetBytes what it pins once started
+   * @param readyBytes what is pinned so far
+   * @param inUseBytes what is handed out now
+   * @param peakInUseBytes the most handed out at once
+   * @param servedPieces requests served
+   * @param refusedPieces requests refused (served by plain memory instead)
+   * @param refusedBytes their bytes
+   * @param pinNanos time the background threads spent pinning, summed over them
+   * @param largestFreeBytes the largest free range now
+   */
+  public record Stats(long targetBytes, long readyBytes, long inUseBytes, long peakInUseBytes,
+      long servedPieces, long refusedPieces, long refusedBytes, long pinNanos,
+      long largestFreeBytes) {
+    /** No arena: nothing pinned, nothing served. */
+    public static final Stats NONE = new Stats(0, 0, 0, 0, 0, 0, 0, 0, 0);
+  }
+
+  /**
+   * Stops pinning, waits for the pinning threads, and frees every chunk. Pieces still handed out
+   * must not be used afterwards; for tests and arenas that a process drops.
+   */
+  @Override
+  public void close() {
+    List<Thread> threads;
+    synchronized (this) {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      threads = List.copyOf(pinners);
+      notifyAll();
+    }
+    for (Thread t : threads) {
+      try {
+        t.join();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+    }
+    Map<Long, Long> taken;
+    synchronized (this) {
+      taken = new TreeMap<>(chunks);
+      chunks.clear();
+      freeBySize.clear();
+      freeByAddress.clear();
+      readyBytes = 0;
+    }
+    for (Map.Entry<Long, Long> chunk : taken.entrySet()) {
+      HostMemory.track(chunk.getValue());
+      HostMemory.free(allocator, chunk.getKey(), chunk.getValue());
+    }
+  }
+}

@@ -1,0 +1,55 @@
+package io.gpusort.memory;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The process's one page-locked arena: sized from the last {@link ArenaSettings} given before a
+ * GPU engine opens, reserved in the host's register ({@link HostShare}), then pinned in the
+ * background for the life of the process.
+ */
+final class ProcessArena {
+  private static final Logger LOG = LoggerFactory.getLogger(ProcessArena.class);
+  private static volatile ArenaSettings settings = ArenaSettings.defaults();
+  private static volatile PinnedArena arena;
+
+  private ProcessArena() {}
+
+  static PinnedArena arena() {
+    return arena;
+  }
+
+  /** Puts {@code value} in place of the process's arena and returns the one before (tests). */
+  static synchronized PinnedArena replace(PinnedArena value) {
+    PinnedArena before = arena;
+    arena = value;
+    return before;
+  }
+
+  static synchronized void configure(ArenaSettings value) {
+    if (arena == null) {
+      settings = value;
+    }
+  }
+
+  static synchronized boolean start(NativeAllocator allocator, int devicesOnHost) {
+    if (arena != null) {
+      return false;
+    }
+    ArenaSettings s = settings;
+    long machine = HostShare.machineMemoryBytes();
+    long request = s.requestBytes(machine, devicesOnHost);
+    long granted = request == 0 ? 0 : HostShare.reserve(s.registerDir(), request,
+        s.hostCapBytes(machine));
+    arena = new PinnedArena(allocator, granted, PinnedArena.DEFAULT_CHUNK_BYTES);
+    arena.start(s.pinThreads());
+    LOG.info("Page-locked host arena: {} MiB asked ({}), {} MiB granted of the host's {} MiB "
+        + "share ({} of {} MiB, {} GPUs), pinned by {} background threads", request >> 20,
+        s.requestedBytes() == ArenaSettings.AUTO ? "auto" : "set", granted >> 20,
+        s.hostCapBytes(machine) >> 20, s.hostFraction(), machine >> 20, devicesOnHost,
+        s.pinThreads());
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> HostShare.unregister(s.registerDir()),
+        "gpusort-arena-unregister"));
+    return true;
+  }
+}

@@ -1,0 +1,115 @@
+package io.gpusort.examples;
+
+import io.gpusort.memory.HostBuffer;
+import io.gpusort.memory.PinnedArena;
+import java.io.PrintStream;
+import java.util.List;
+import java.util.Locale;
+import org.apache.spark.sql.SparkSession;
+
+/**
+ * The process's page-locked host arena ({@link HostBuffer#arenaStats}) and the time tasks spent
+ * waiting for host memory for the device ({@link HostBuffer#acquireNanos}), per case of a
+ * benchmark: the figures of this JVM, which with a local master is the executor. The counters
+ * only grow, so each run's share is the difference across it; runs of other cases in between
+ * are not counted.
+ */
+final class ArenaReport {
+  private static final double BYTES_PER_GIB = 1L << 30;
+  /** The case column is at least as wide as the other tables'. */
+  private static final int MIN_NAME_WIDTH = 36;
+
+  /** The growing counters a run's figures are taken the difference of. */
+  record Mark(long refusedBytes, long refusedPieces, long acquireNanos) {
+    static Mark now() {
+      PinnedArena.Stats stats = HostBuffer.arenaStats();
+      return new Mark(stats.refusedBytes(), stats.refusedPieces(), HostBuffer.acquireNanos());
+    }
+  }
+
+  /** Per case: refused bytes and pieces and acquire nanoseconds of its warm-up run. */
+  private final long[][] firstRun;
+  /** Per case: the same summed over its timed runs. */
+  private final long[][] timedRuns;
+  private final int[] timedRunCounts;
+  /** Per case: the arena as its last run left it. */
+  private final PinnedArena.Stats[] after;
+
+  ArenaReport(int numCases) {
+    firstRun = new long[numCases][3];
+    timedRuns = new long[numCases][3];
+    timedRunCounts = new int[numCases];
+    after = new PinnedArena.Stats[numCases];
+  }
+
+  /** Adds the run of case {@code caseIndex} that began at {@code before} and just ended. */
+  void add(int caseIndex, boolean warmUp, Mark before) {
+    Mark now = Mark.now();
+    long[] sums = warmUp ? firstRun[caseIndex] : timedRuns[caseIndex];
+    sums[0] += now.refusedBytes() - before.refusedBytes();
+    sums[1] += now.refusedPieces() - before.refusedPieces();
+    sums[2] += now.acquireNanos() - before.acquireNanos();
+    if (!warmUp) {
+      timedRunCounts[caseIndex]++;
+    }
+    after[caseIndex] = HostBuffer.arenaStats();
+  }
+
+  /** A header line: the arena as it is now, before the first case runs. */
+  static void printState(SparkSession spark, PrintStream out) {
+    PinnedArena.Stats stats = HostBuffer.arenaStats();
+    String where = spark.sparkContext().isLocal() ? ""
+        : " (this JVM is the driver: its arena is not the executors')";
+    if (stats.targetBytes() == 0) {
+      out.printf(Locale.ROOT, "  host arena%s: none in this JVM yet (a GPU engine makes it when "
+          + "it first opens; the CPU engine never does)%n", where);
+    } else {
+      out.printf(Locale.ROOT, "  host arena%s: target %.2f GiB, %.2f GiB page-locked, %.2f GiB "
+          + "in use, %.2f GiB refused so far%n", where, gib(stats.targetBytes()),
+          gib(stats.readyBytes()), gib(stats.inUseBytes()), gib(stats.refusedBytes()));
+    }
+  }
+
+  /** One row per case, {@code names} in the order the cases were added by index. */
+  void print(List<String> names, PrintStream out) {
+    int width = Math.max(MIN_NAME_WIDTH, names.stream().mapToInt(String::length).max().orElse(0));
+    String name = "%-" + width + "s";
+    out.println(String.format(Locale.ROOT, "%n" + name + " %8s %8s %8s | %-28s | %-28s",
+        "host arena", "target", "ready", "peak", "first run", "per timed run"));
+    out.println(String.format(Locale.ROOT, name + " %8s %8s %8s | %11s %8s %7s | %11s %8s %7s",
+        "", "GiB", "GiB", "GiB", "refused GiB", "pieces", "wait s", "refused GiB", "pieces",
+        "wait s"));
+    for (int i = 0; i < names.size(); i++) {
+      PinnedArena.Stats stats = after[i] == null ? PinnedArena.Stats.NONE : after[i];
+      int runs = Math.max(1, timedRunCounts[i]);
+      out.println(String.format(Locale.ROOT,
+          name + " %8.2f %8.2f %8.2f | %11.3f %8d %7.3f | %11.3f %8.1f %7.3f", names.get(i),
+          gib(stats.targetBytes()), gib(stats.readyBytes()), gib(stats.peakInUseBytes()),
+          gib(firstRun[i][0]), firstRun[i][1], ExampleRuntime.seconds(firstRun[i][2]),
+          gib(timedRuns[i][0]) / runs, (double) timedRuns[i][1] / runs,
+          ExampleRuntime.seconds(timedRuns[i][2]) / runs));
+    }
+    out.println("host arena: the process's page-locked arena after the case's last run: its "
+        + "target, what is page-locked so far, the most in use at once since the process "
+        + "started; refused: pieces the arena could not serve (full, or not yet page-locked), "
+        + "which went to plain memory; wait s: time the tasks spent waiting for host memory for "
+        + "the device (HostBuffer.acquireNanos, summed over tasks); in the case's first run and "
+        + "per timed run. This JVM's figures: the executor's with a local master");
+  }
+
+  /** Case {@code i}'s figures on one line, for a run of one case. */
+  String summary(int i) {
+    PinnedArena.Stats stats = after[i] == null ? PinnedArena.Stats.NONE : after[i];
+    int runs = Math.max(1, timedRunCounts[i]);
+    return String.format(Locale.ROOT, "host arena after the runs: target %.2f GiB, %.2f GiB "
+        + "page-locked, peak %.2f GiB in use; refused %.3f GiB in the first run, %.3f GiB per timed run; waiting "
+        + "for host memory %.3f s in the first run, %.3f s per timed run",
+        gib(stats.targetBytes()), gib(stats.readyBytes()), gib(stats.peakInUseBytes()),
+        gib(firstRun[i][0]), gib(timedRuns[i][0]) / runs, ExampleRuntime.seconds(firstRun[i][2]),
+        ExampleRuntime.seconds(timedRuns[i][2]) / runs);
+  }
+
+  private static double gib(long bytes) {
+    return bytes / BYTES_PER_GIB;
+  }
+}
