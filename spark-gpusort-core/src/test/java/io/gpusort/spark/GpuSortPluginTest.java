@@ -92,8 +92,17 @@ class GpuSortPluginTest {
     assertEquals(5, ctx.registry.histogram("taskSortMillis").getSnapshot().getMax());
     assertTrue(ctx.registry.getGauges().keySet().containsAll(List.of("engineCalls",
         "rowsSortedOnGpu", "bytesToDevice", "bytesFromDevice", "engineFallbacks",
-        "sortTimeNanos", "hostBytesInUse", "hostBytesPooledIdle")),
+        "sortTimeNanos", "hostBytesInUse", "hostBytesPooledIdle", "pinnedArenaTargetBytes",
+        "pinnedArenaBytes", "pinnedArenaBytesInUse", "pinnedArenaPeakBytesInUse",
+        "pinnedArenaRefusedBytes", "hostMemoryWaitNanos")),
         ctx.registry.getGauges().keySet().toString());
+    // The arena's gauges read the process's arena (none on the CPU engine: zeros); the wait is
+    // the time taken by transferable buffers, which the row path takes.
+    assertEquals(io.gpusort.memory.HostBuffer.arenaStats().targetBytes(),
+        (Long) ctx.registry.getGauges().get("pinnedArenaTargetBytes").getValue());
+    long waitBefore = (Long) ctx.registry.getGauges().get("hostMemoryWaitNanos").getValue();
+    io.gpusort.memory.HostBuffer.acquireTransferable(1 << 20).close();
+    assertTrue((Long) ctx.registry.getGauges().get("hostMemoryWaitNanos").getValue() > waitBefore);
     executor.shutdown();
   }
 
