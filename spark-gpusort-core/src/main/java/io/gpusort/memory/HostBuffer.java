@@ -50,9 +50,9 @@ public final class HostBuffer implements AutoCloseable {
     checkSize(sizeBytes);
     long start = System.nanoTime();
     try {
-      long classBytes = HostBufferPool.sizeClass(sizeBytes);
       PinnedArena arena = ProcessArena.arena();
       if (arena != null) {
+        long classBytes = HostBufferPool.sizeClass(sizeBytes);
         long address = arena.tryAllocate(classBytes);
         if (address != 0) {
           return new HostBuffer(address, classBytes, null, arena);
@@ -80,6 +80,11 @@ public final class HostBuffer implements AutoCloseable {
    */
   public static boolean usePinnedAllocator(NativeAllocator allocator, int devicesOnHost) {
     return ProcessArena.start(allocator, devicesOnHost);
+  }
+
+  /** Whether the process's arena is made (its settings can no longer change). */
+  public static boolean arenaStarted() {
+    return ProcessArena.arena() != null;
   }
 
   /** The process arena's figures; {@link PinnedArena.Stats#NONE} before a GPU engine opens. */
@@ -143,7 +148,7 @@ public final class HostBuffer implements AutoCloseable {
 
   /** Whether this buffer is page-locked memory that a GPU engine can DMA to and from directly. */
   public boolean isPinned() {
-    return arena != null || (pool != null && pool.pinned());
+    return arena != null;
   }
 
   private static void checkSize(long sizeBytes) {

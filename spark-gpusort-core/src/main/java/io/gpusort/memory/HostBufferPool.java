@@ -45,10 +45,6 @@ final class HostBufferPool {
     return pool;
   }
 
-  boolean pinned() {
-    return allocator.pinned();
-  }
-
   /**
    * A buffer of at least {@code sizeBytes}: an idle block of its size class, else a new one. A new
    * block is allocated outside the pool's lock: pinning a large block takes long, and the tasks

@@ -1,6 +1,9 @@
 package io.gpusort.spark;
 
 import io.gpusort.sql.EarlyStart;
+import org.apache.spark.SparkConf;
+import org.apache.spark.SparkContext;
+import org.apache.spark.SparkContext$;
 import io.gpusort.sql.SortReplacement;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.SparkSessionExtensions;
@@ -21,7 +24,11 @@ public final class GpuSortExtensions extends AbstractFunction1<SparkSessionExten
   @Override
   public BoxedUnit apply(SparkSessionExtensions extensions) {
     // A local session runs its tasks in this JVM: the engine and its memory get ready meanwhile.
-    EarlyStart.forActiveContext();
+    scala.Option<SparkContext> active = SparkContext$.MODULE$.getActive();
+    if (active.isDefined()) {
+      SparkConf conf = active.get().getConf();
+      EarlyStart.forLocal(conf, GpuSortPlugin.settings(conf));
+    }
     // Adaptive execution plans with the query-stage preparation rules (so EXPLAIN shows the
     // replacement); without it, the columnar rules are where a physical rule can run. Either
     // finds no SortExec left when the other has run.

@@ -4,14 +4,11 @@ import io.gpusort.config.GpuSortConf;
 import io.gpusort.engine.EngineOptions;
 import io.gpusort.engine.Engines;
 import io.gpusort.memory.HostBuffer;
-import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.spark.SparkConf;
-import org.apache.spark.SparkContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import scala.Tuple2;
 
 /**
  * Without the plugin's executor side, the first thing of ours a local session touches (the SQL
@@ -29,17 +26,8 @@ public final class EarlyStart {
 
   private EarlyStart() {}
 
-  /** Starts the preparation for the active context, if it is local and nothing started it. */
-  public static void forActiveContext() {
-    scala.Option<SparkContext> active = org.apache.spark.SparkContext$.MODULE$.getActive();
-    if (active.isDefined()) {
-      SparkConf conf = active.get().getConf();
-      forLocal(conf, settings(conf));
-    }
-  }
-
   /** Starts the preparation with {@code settings} (spark.gpusort.* keys) if {@code conf} is local. */
-  static void forLocal(SparkConf conf, Map<String, String> settings) {
+  public static void forLocal(SparkConf conf, Map<String, String> settings) {
     if (!conf.get("spark.master", "").startsWith("local") || STARTED.getAndSet(true)) {
       return;
     }
@@ -55,13 +43,5 @@ public final class EarlyStart {
     }, "gpusort-early-start");
     thread.setDaemon(true);
     thread.start();
-  }
-
-  private static Map<String, String> settings(SparkConf conf) {
-    Map<String, String> all = new HashMap<>();
-    for (Tuple2<String, String> kv : conf.getAll()) {
-      all.put(kv._1(), kv._2());
-    }
-    return GpuSortConf.select(all);
   }
 }

@@ -107,11 +107,12 @@ final class ExternalRowSorter implements SortMemory.Spiller {
         RunBuilder.firstCapacity(plan.expectedPartitionRows, plan.runBytes, keys.numWords),
         plan.stagingBytes);
     HostBuffer.configurePools(plan.poolMaxIdleBytes, plan.poolIdleTimeoutMillis);
-    // Only the first sort's settings count, where no executor plugin set them first: the arena is
-    // made once, when the GPU engine opens.
-    SparkEnv env = SparkEnv.get();
-    HostBuffer.configureArena(ArenaSizing.of(plan.arenaBytes, plan.arenaHostFraction,
-        plan.arenaRegisterDir, env == null ? null : env.conf()));
+    // The arena is made once, when the GPU engine opens: settings matter only until then.
+    if (!HostBuffer.arenaStarted()) {
+      SparkEnv env = SparkEnv.get();
+      HostBuffer.configureArena(ArenaSizing.of(plan.arenaBytes, plan.arenaHostFraction,
+          plan.arenaRegisterDir, env == null ? null : env.conf()));
+    }
     memory.setSpiller(this);
     task.addTaskCompletionListener((TaskCompletionListener) context -> close());
     OPEN_SORTS.incrementAndGet();

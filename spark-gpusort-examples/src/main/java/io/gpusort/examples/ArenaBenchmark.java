@@ -1,5 +1,6 @@
 package io.gpusort.examples;
 
+import io.gpusort.config.GpuSortConf;
 import io.gpusort.config.GpuSortConf.EngineChoice;
 import io.gpusort.engine.EngineOptions;
 import io.gpusort.engine.Engines;
@@ -29,7 +30,7 @@ public final class ArenaBenchmark {
     int threads = ArenaSettings.DEFAULT_PIN_THREADS;
     for (int i = 0; i < argv.length; i++) {
       switch (argv[i]) {
-        case "--bytes" -> bytes = parseBytes(argv[++i]);
+        case "--bytes" -> bytes = GpuSortConf.PINNED_ARENA_BYTES.parse(argv[++i]);
         case "--threads" -> threads = Integer.parseInt(argv[++i]);
         default -> {
           System.err.println("usage: ArenaBenchmark [--bytes 16g] [--threads 2]");
@@ -74,15 +75,5 @@ public final class ArenaBenchmark {
     double micros = (System.nanoTime() - start) / 1e3 / (rounds * sizes.length);
     System.out.printf(Locale.ROOT, "%s: %.2f us a piece taken and given back%n",
         transferable ? "arena (acquireTransferable)" : "plain pool (acquire)", micros);
-  }
-
-  private static long parseBytes(String s) {
-    String lower = s.toLowerCase(Locale.ROOT);
-    long unit = switch (lower.charAt(lower.length() - 1)) {
-      case 'g' -> 1L << 30;
-      case 'm' -> 1L << 20;
-      default -> 1;
-    };
-    return Long.parseLong(unit == 1 ? lower : lower.substring(0, lower.length() - 1)) * unit;
   }
 }
