@@ -9,7 +9,7 @@
 #   PIN      ArenaBenchmark: the arena (PIN_BYTES, 16g) pinned by 1, 2 and 4 threads, one JVM each
 #   TESTS    the GPU-tagged engine tests; the Spark-level suites CI runs on every line (the oracle,
 #            SQL extension, metrics, range-sort exchange, spill, cancellation, columnar intake,
-#            collations) and the plugin's, with engine auto (cuda there); the small-heap spill
+#            collations, the row path's warm-up) and the plugin's, with engine auto (cuda there); the small-heap spill
 #            suites; the GPU-tagged CudaRowPathTest at ROWPATH_ROWS (2e6) rows a case
 #   SUITES   only the Spark-level suites of TESTS
 #   WITHIN   SortBenchmark's within-partition cases over a size series in one JVM (SIZES_WITHIN:
@@ -19,8 +19,10 @@
 #   GLOBAL   the global cases the same way (SIZES_GLOBAL: 1e8,3e8), REPS_GLOBAL (2), byKey's sort
 #            mode left out
 #   FIRST    fresh JVMs, one per case, each case run first in its JVM (--first), 1e8 rows: cached
-#            within, global and SQL; Parquet within and global; the first under JFR, its task
-#            threads' samples folded by run (FIRST_JFR=0 leaves it out)
+#            within, global and SQL; Parquet within and global (FIRST_LABELS: a space-separated
+#            choice of cached-within cached-global cached-sql parquet-within parquet-global); the
+#            first under JFR, its task threads' samples folded by run (FIRST_JFR=0 leaves it out);
+#            FIRST_NOWARM=1 adds cached within again with the row path's warm-up off
 #   BUSY     SortBenchmark --session busy (1e8 rows; string keys 2e7): the cases interleaved in one
 #            session, then each alone in a JVM of its own
 #   ONESHOT  fresh JVMs, one run each: the Parquet -> sort -> Parquet job (1e8 rows; FileSort and
@@ -62,6 +64,19 @@ fold_samples() {  # $1: recording, $2: output
   echo "$2: $(awk '{ s += $1 } END { print s }' "$2") task samples, $(wc -l < "$2") stacks"
 }
 
+# The JIT's compilations in a recording: "millis level start method" for each over 20 ms, longest
+# first, and how many of them and of the project's own (io.gpusort) there were.
+jit_summary() {  # $1: recording, $2: output
+  bash "$host_sh" run -- jfr print --events jdk.Compilation "$1" | awk '
+    /duration = / { d = $3; if ($4 == "s") d *= 1000; else if ($4 == "us") d /= 1000 }
+    /compileLevel = / { level = $3 }
+    /startTime = / { t = $3 }
+    /method = / { m = $3 }
+    /^}/ { if (d >= 20) printf "%.0f %s %s %s\n", d, level, t, m; d = 0 }' | sort -rn > "$2"
+  echo "$2: $(wc -l < "$2") compilations over 20 ms ($(awk '{ s += $1 } END { print s + 0 }' "$2") ms), $(grep -c io.gpusort "$2") of them io.gpusort ($(awk '/io.gpusort/ { s += $1 } END { print s + 0 }' "$2") ms)"
+  grep io.gpusort "$2" | head -n 12
+}
+
 if [ "${PIN:-0}" = 1 ]; then
   for t in 1 2 4; do
     bash "$host_sh" run -- bash -c "java -Xmx8g -cp \"\${CLASSPATH}\" \
@@ -85,7 +100,7 @@ if [ "${TESTS:-0}" = 1 ] || [ "${SUITES:-0}" = 1 ]; then
   fi
   selected=()
   for c in GpuSortOracleTest SqlExtensionTest GpuSortMetricsTest RangeSortExchangeTest SpillTest \
-      CancellationTest ColumnarIntakeTest CollationKeysTest; do
+      CancellationTest ColumnarIntakeTest CollationKeysTest RowPathWarmupTest; do
     selected+=(--select-class "io.gpusort.sql.$c")
   done
   selected+=(--select-class io.gpusort.spark.GpuSortPluginTest)
@@ -138,20 +153,29 @@ if [ "${FIRST:-0}" = 1 ]; then
       "cached-global|global|cached|GpuSort.byKey, global.mode=merge" \
       "cached-sql|global|cached|SQL ORDER BY" \
       "parquet-within|within|parquet|GpuSort.withinPartitions" \
-      "parquet-global|global|parquet|GpuSort.byKey, global.mode=merge"; do
+      "parquet-global|global|parquet|GpuSort.byKey, global.mode=merge" \
+      "cached-within-nowarmup|within|cached|GpuSort.withinPartitions"; do
     IFS='|' read -r label cases input first <<< "$spec"
+    if [ "$label" = cached-within-nowarmup ]; then
+      [ "${FIRST_NOWARM:-0}" = 1 ] || continue
+    elif [ -n "${FIRST_LABELS:-}" ] && [[ " $FIRST_LABELS " != *" $label "* ]]; then
+      continue
+    fi
     jvm=""
-    if [ "${FIRST_JFR:-1}" = 1 ] && [ "$label" = cached-within ]; then
-      jvm="-XX:StartFlightRecording=filename=/tmp/first.jfr,settings=profile"
+    [ "$label" = cached-within-nowarmup ] && jvm="-Dspark.gpusort.warmup.rowPath=false"
+    if [ "${FIRST_JFR:-1}" = 1 ] && [[ "$label" == cached-within* ]]; then
+      jvm="$jvm -XX:StartFlightRecording=filename=/tmp/$label.jfr,settings=profile,+jdk.Compilation#threshold=10ms"
     fi
     bench "first-$label" "$jvm" --cases "$cases" --input "$input" --rows "$rows" \
       --reps "${REPS_FIRST:-2}" --first "\"$first\""
     tables "$out/bench-first-$label.txt" 40
   done
-  if [ -f /tmp/first.jfr ]; then
-    fold_samples /tmp/first.jfr "$out/first-samples.txt"
-    head -n 40 "$out/first-samples.txt"
-  fi
+  for label in cached-within cached-within-nowarmup; do
+    [ -f "/tmp/$label.jfr" ] || continue
+    fold_samples "/tmp/$label.jfr" "$out/first-samples-$label.txt"
+    head -n 25 "$out/first-samples-$label.txt"
+    jit_summary "/tmp/$label.jfr" "$out/first-jit-$label.txt"
+  done
 fi
 
 if [ "${BUSY:-0}" = 1 ]; then

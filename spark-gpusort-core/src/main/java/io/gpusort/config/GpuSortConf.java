@@ -253,6 +253,15 @@ public final class GpuSortConf {
           + "page-locked memory it holds (a file per process, dropped when the process is gone), "
           + "so that executors sharing a host share spark.gpusort.memory.pinned.hostFraction.");
 
+  public static final ConfEntry<Boolean> WARMUP_ROW_PATH = booleanEntry(
+      "spark.gpusort.warmup.rowPath", true,
+      "Whether a CUDA engine, once open and warmed up (the executor's start with the "
+          + "plugin, else a local session's first use), runs about a second of sorts through "
+          + "the row path on a background thread: columnar and row intake, the global sort's "
+          + "map and reduce sides, on a numeric and a string key, in memory of its own. The "
+          + "first query then finds that code compiled by the JIT instead of compiling it "
+          + "while every core runs a task. Off: the first query pays for it.");
+
   private final Map<String, String> raw;
 
   private GpuSortConf(Map<String, String> raw) {

@@ -2,8 +2,13 @@ package io.gpusort.engine;
 
 import io.gpusort.memory.HostBuffer;
 import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,6 +26,10 @@ final class EngineWarmup {
   /** Key widths sorted: one 64-bit word, one narrowed to 32 bits, two words. */
   private static final int[][] SHAPES = {{1, 64}, {1, 32}, {2, 72}};
   private static final List<Thread> RUNNING = new ArrayList<>();
+  /** Each engine warmed up, with the thread that warms it. */
+  private static final Map<SortEngine, Thread> WARMED = new IdentityHashMap<>();
+  /** The steps of layers above started so far, by engine and name. */
+  private static final Set<String> STEPS = new HashSet<>();
 
   private EngineWarmup() {}
 
@@ -29,7 +38,47 @@ final class EngineWarmup {
     Thread thread = new Thread(() -> run(engine), "gpusort-engine-warmup");
     thread.setDaemon(true);
     RUNNING.add(thread);
+    WARMED.put(engine, thread);
     thread.start();
+  }
+
+  /**
+   * Runs {@code step} on {@code engine} on a daemon thread once the engine's own warm-up is done:
+   * once per engine and {@code name}, and only for an engine that warms up (a GPU engine).
+   * Failures are logged; the tasks then pay for what the step would have done.
+   */
+  static synchronized void then(SortEngine engine, String name, Consumer<SortEngine> step) {
+    Thread engineWarmup = WARMED.get(engine);
+    if (engineWarmup == null
+        || !STEPS.add(System.identityHashCode(engine) + "/" + name)) {
+      return;
+    }
+    Thread thread = new Thread(() -> {
+      try {
+        engineWarmup.join();
+        long start = System.nanoTime();
+        step.accept(engine);
+        LOG.info("Warmed up {} on {} in {} ms", name, engine.name(),
+            (System.nanoTime() - start) / 1_000_000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } catch (RuntimeException | OutOfMemoryError | LinkageError e) {
+        LOG.warn("Warming up {} on {} failed; tasks will pay for its first use", name,
+            engine.name(), e);
+      }
+    }, "gpusort-" + name + "-warmup");
+    thread.setDaemon(true);
+    RUNNING.add(thread);
+    thread.start();
+  }
+
+  /** Warm-ups (the engines' and the steps after them) still running now. */
+  static synchronized int running() {
+    int n = 0;
+    for (Thread t : RUNNING) {
+      n += t.isAlive() ? 1 : 0;
+    }
+    return n;
   }
 
   /** Waits for every warm-up started so far: engines must not close under one. */

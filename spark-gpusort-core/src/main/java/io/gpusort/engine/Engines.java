@@ -8,6 +8,7 @@ import io.gpusort.engine.vulkan.Vulkan;
 import io.gpusort.engine.vulkan.VulkanEngine;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -199,6 +200,21 @@ public final class Engines {
       return "vulkan on " + vulkan.deviceDescription();
     }
     return inner.name() + " (" + Runtime.getRuntime().availableProcessors() + " cores)";
+  }
+
+  /**
+   * Runs {@code step} on {@code engine} in the background after the engine's own warm-up, once per
+   * engine and {@code name}; nothing for an engine that does not warm up (the CPU and Vulkan
+   * engines). For the layers above, whose first use the engine's warm-up does not reach (the row
+   * path's Java code, compiled by the JIT as it runs). {@link #awaitWarmups} waits for it too.
+   */
+  public static void warmUpAfter(SortEngine engine, String name, Consumer<SortEngine> step) {
+    EngineWarmup.then(engine, name, step);
+  }
+
+  /** Background warm-ups still running: for benchmarks that report what a first query found. */
+  public static int warmupsRunning() {
+    return EngineWarmup.running();
   }
 
   /**

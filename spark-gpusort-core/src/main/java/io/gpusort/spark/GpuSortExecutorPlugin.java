@@ -11,6 +11,7 @@ import io.gpusort.engine.SortEngine;
 import io.gpusort.memory.HostBuffer;
 import io.gpusort.memory.HostMemory;
 import io.gpusort.sql.ArenaSizing;
+import io.gpusort.sql.EarlyStart;
 import java.util.Map;
 import java.util.function.LongSupplier;
 import org.apache.spark.api.plugin.ExecutorPlugin;
@@ -54,8 +55,10 @@ final class GpuSortExecutorPlugin implements ExecutorPlugin {
     // Opens the device once for the executor (CUDA context, Vulkan instance, kernels), so the
     // first task does not pay for it; auto falls back to the CPU engine, a demanded engine
     // that cannot open fails the executor here with the reason. A CUDA engine then pins its
-    // arena, makes its workspaces and runs its first sorts on background threads.
+    // arena, makes its workspaces and runs its first sorts on background threads, then the row
+    // path's.
     SortEngine engine = Engines.create(options);
+    EarlyStart.warmUpRowPath(engine, conf);
     String description = Engines.describe(engine);
     LOG.info("spark-gpusort: executor {} sorts on {}", ctx.executorID(), description);
     try {

@@ -60,7 +60,10 @@ final class ExternalRowSorter implements SortMemory.Spiller {
   private enum Phase { INTAKE, OUTPUT, DONE }
 
   private final SortPlan plan;
+  /** The task sorted in; null outside one (the warm-up). */
   private final TaskContext task;
+  /** Whether the sort counts in the process's figures (every sort but the warm-up's). */
+  private final boolean counted;
   private final RowKeys keys;
   private final SortMemory memory;
   private final EngineStage engine;
@@ -92,11 +95,30 @@ final class ExternalRowSorter implements SortMemory.Spiller {
    */
   ExternalRowSorter(SortPlan plan, TaskContext task, Function<EngineOptions, SortEngine> engines,
       SpillStore store, boolean presortedRuns) {
+    this(plan, task, new SortMemory(task.taskMemoryManager()), task::killTaskIfInterrupted,
+        engines, store, presortedRuns, true);
+    task.addTaskCompletionListener((TaskCompletionListener) context -> close());
+  }
+
+  /**
+   * A sorter outside a task, in {@code memory}, which the caller closes: the row path's warm-up
+   * ({@link RowPathWarmup}). It is not counted among the process's sorts, rows or spills.
+   */
+  static ExternalRowSorter outsideTask(SortPlan plan, SortMemory memory, SortEngine engine,
+      SpillStore store) {
+    return new ExternalRowSorter(plan, null, memory, () -> { }, options -> engine, store, false,
+        false);
+  }
+
+  private ExternalRowSorter(SortPlan plan, TaskContext task, SortMemory memory,
+      Runnable killCheck, Function<EngineOptions, SortEngine> engines, SpillStore store,
+      boolean presortedRuns, boolean counted) {
     this.plan = plan;
     this.task = task;
+    this.counted = counted;
     this.keys = new RowKeys(plan);
-    this.memory = new SortMemory(task.taskMemoryManager());
-    this.killCheck = task::killTaskIfInterrupted;
+    this.memory = memory;
+    this.killCheck = killCheck;
     this.engine = new EngineStage(plan, engines, killCheck);
     this.store = store;
     this.runInput = presortedRuns ? RunBuilder.Input.SORTED_RUNS_HOST_MERGE
@@ -114,8 +136,9 @@ final class ExternalRowSorter implements SortMemory.Spiller {
           plan.arenaRegisterDir, env == null ? null : env.conf()));
     }
     memory.setSpiller(this);
-    task.addTaskCompletionListener((TaskCompletionListener) context -> close());
-    OPEN_SORTS.incrementAndGet();
+    if (counted) {
+      OPEN_SORTS.incrementAndGet();
+    }
   }
 
   /** Sorts the rows of {@code input} in the current task; presorted runs are merged instead. */
@@ -139,8 +162,13 @@ final class ExternalRowSorter implements SortMemory.Spiller {
   static Iterator<Tuple2<Integer, RowChunk>> sortBatchesIntoChunksInTask(SortPlan plan,
       Iterator<ColumnarBatch> batches, ColumnarRowWriter writer, RangeBounds bounds,
       int partition) {
-    ExternalRowSorter sorter = inTask(plan, false);
-    return sorter.sortIntoChunks(() -> sorter.takeInBatches(batches, writer), bounds, partition);
+    return inTask(plan, false).sortBatchesIntoChunks(batches, writer, bounds, partition);
+  }
+
+  /** As {@link #sortBatchesIntoChunksInTask}, in this sorter. */
+  Iterator<Tuple2<Integer, RowChunk>> sortBatchesIntoChunks(Iterator<ColumnarBatch> batches,
+      ColumnarRowWriter writer, RangeBounds bounds, int partition) {
+    return sortIntoChunks(() -> takeInBatches(batches, writer), bounds, partition);
   }
 
   /**
@@ -158,20 +186,23 @@ final class ExternalRowSorter implements SortMemory.Spiller {
    */
   static Iterator<InternalRow> sortChunksInTask(SortPlan plan, Iterator<RowChunk> chunks,
       long expectedRows) {
-    ExternalRowSorter sorter = inTask(plan, false);
+    return inTask(plan, false).sortChunksAsReducer(chunks, expectedRows);
+  }
+
+  /** As {@link #sortChunksInTask(SortPlan, Iterator, long)}, in this sorter. */
+  Iterator<InternalRow> sortChunksAsReducer(Iterator<RowChunk> chunks, long expectedRows) {
     if (expectedRows > 0) {
-      sorter.builder.expectCapacity(
-          RunBuilder.firstCapacity(expectedRows, plan.runBytes, sorter.keys.numWords));
+      builder.expectCapacity(RunBuilder.firstCapacity(expectedRows, plan.runBytes, keys.numWords));
     }
     // On the CPU engine, a loser tree over the encoded keys of the blocks; on a GPU, the blocks'
     // runs merged on the device (keys of one word) or their concatenation sorted there.
-    if (!sorter.engine.sortsOnGpu()) {
-      sorter.runInput = RunBuilder.Input.SORTED_RUNS_HOST_MERGE;
+    if (!engine.sortsOnGpu()) {
+      runInput = RunBuilder.Input.SORTED_RUNS_HOST_MERGE;
     } else {
-      sorter.runInput = plan.deviceMerge ? RunBuilder.Input.SORTED_RUNS_ENGINE_MERGE
+      runInput = plan.deviceMerge ? RunBuilder.Input.SORTED_RUNS_ENGINE_MERGE
           : RunBuilder.Input.UNSORTED;
     }
-    return sorter.sortChunks(chunks);
+    return sortChunks(chunks);
   }
 
   /** As above, merged on the host ({@code presortedRuns}) or sorted on the engine, as told. */
@@ -211,6 +242,13 @@ final class ExternalRowSorter implements SortMemory.Spiller {
     return COLUMNAR_ROWS.get();
   }
 
+  /** Adds {@code n} to one of the process's figures, where this sort counts in them. */
+  private void countIn(AtomicLong figure, long n) {
+    if (counted) {
+      figure.addAndGet(n);
+    }
+  }
+
   /** Spills of the sorters of this process so far. */
   static long spills() {
     return SPILLS.get();
@@ -248,7 +286,7 @@ final class ExternalRowSorter implements SortMemory.Spiller {
         r += take;
         count += take;
       }
-      ROWS_TAKEN_IN.addAndGet(n);
+      countIn(ROWS_TAKEN_IN, n);
       // The intake of a batch is timed whole: no clock per row, the batch's own seals taken off.
       inputStart = System.nanoTime();
       SortMetrics.add(plan.metrics.intakeTime,
@@ -256,7 +294,7 @@ final class ExternalRowSorter implements SortMemory.Spiller {
     }
     SortMetrics.add(plan.metrics.inputTime, System.nanoTime() - inputStart);
     SortMetrics.add(plan.metrics.columnarRows, count);
-    COLUMNAR_ROWS.addAndGet(count);
+    countIn(COLUMNAR_ROWS, count);
   }
 
   /** Takes in the rows by {@code intake}, then cuts them into chunks as above. */
@@ -334,7 +372,7 @@ final class ExternalRowSorter implements SortMemory.Spiller {
         }
         if ((++count & (KILL_CHECK_ROWS - 1)) == 0) {
           killCheck.run();
-          ROWS_TAKEN_IN.addAndGet(KILL_CHECK_ROWS);
+          countIn(ROWS_TAKEN_IN, KILL_CHECK_ROWS);
         }
         makeRoom((int) size);
         if (keyBytes == 0) {
@@ -416,7 +454,7 @@ final class ExternalRowSorter implements SortMemory.Spiller {
       }
       if ((++count & (KILL_CHECK_ROWS - 1)) == 0) {
         killCheck.run();
-        ROWS_TAKEN_IN.addAndGet(KILL_CHECK_ROWS);
+        countIn(ROWS_TAKEN_IN, KILL_CHECK_ROWS);
       }
       makeRoom(row.getSizeInBytes());
       builder.append(row);
@@ -635,11 +673,13 @@ final class ExternalRowSorter implements SortMemory.Spiller {
   }
 
   private void recordSpill(long memoryBytes, long diskBytes) {
-    SPILLS.incrementAndGet();
+    countIn(SPILLS, 1);
     SortMetrics.add(plan.metrics.spillSize, memoryBytes);
     SortMetrics.add(plan.metrics.numSpills, 1);
-    task.taskMetrics().incMemoryBytesSpilled(memoryBytes);
-    task.taskMetrics().incDiskBytesSpilled(diskBytes);
+    if (task != null) {
+      task.taskMetrics().incMemoryBytesSpilled(memoryBytes);
+      task.taskMetrics().incDiskBytesSpilled(diskBytes);
+    }
   }
 
   private void recordSortTime(long nanos) {
@@ -693,7 +733,9 @@ final class ExternalRowSorter implements SortMemory.Spiller {
         memory.unreserve(leaked);
       }
       SortMetrics.add(plan.metrics.peakMemory, memory.peakBytes());
-      OPEN_SORTS.decrementAndGet();
+      if (counted) {
+        OPEN_SORTS.decrementAndGet();
+      }
     }
   }
 }

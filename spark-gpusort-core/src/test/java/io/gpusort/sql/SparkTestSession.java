@@ -107,6 +107,13 @@ public final class SparkTestSession {
         .config("spark.unsafe.exceptionOnMemoryLeak", "true")
         .getOrCreate();
     spark.sparkContext().setLogLevel("WARN");
+    // The local session's early start (the engine, its arena and warm-ups) runs in the
+    // background; the suites count what sorts hold, so they begin once it is done.
+    try {
+      EarlyStart.await();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
     // Which engine "auto" resolved to: the GPU host's logs show the suites ran on its device.
     System.out.println("spark-gpusort tests: engine " + io.gpusort.GpuSort.engineName(spark)
         + (SPILLING ? ", spilling" : ""));

@@ -1,8 +1,11 @@
 package io.gpusort.examples;
 
+import io.gpusort.engine.Engines;
 import io.gpusort.memory.HostBuffer;
 import io.gpusort.memory.PinnedArena;
 import java.io.PrintStream;
+import java.time.LocalTime;
+import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Locale;
 import org.apache.spark.sql.SparkSession;
@@ -68,6 +71,9 @@ final class ArenaReport {
           + "in use, %.2f GiB refused so far%n", where, gib(stats.targetBytes()),
           gib(stats.readyBytes()), gib(stats.inUseBytes()), gib(stats.refusedBytes()));
     }
+    out.printf(Locale.ROOT, "  background warm-ups%s still running at %s, before the first "
+        + "run: %d%n", where, LocalTime.now().truncatedTo(ChronoUnit.MILLIS),
+        Engines.warmupsRunning());
   }
 
   /** One row per case, {@code names} in the order the cases were added by index. */

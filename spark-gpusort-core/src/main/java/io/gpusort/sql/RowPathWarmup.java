@@ -1,0 +1,321 @@
+package io.gpusort.sql;
+
+import io.gpusort.compat.ScalaCollections;
+import io.gpusort.config.GpuSortConf;
+import io.gpusort.engine.Engines;
+import io.gpusort.engine.SortEngine;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.SplittableRandom;
+import org.apache.spark.SparkConf;
+import org.apache.spark.memory.TaskMemoryManager;
+import org.apache.spark.memory.UnifiedMemoryManager;
+import org.apache.spark.serializer.SerializationStream;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.Ascending$;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.AttributeReference;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.expressions.NamedExpression$;
+import org.apache.spark.sql.catalyst.expressions.NullsFirst$;
+import org.apache.spark.sql.catalyst.expressions.SortOrder;
+import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
+import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.Metadata;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.vectorized.ColumnVector;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
+import scala.Tuple2;
+import scala.reflect.ClassTag;
+import scala.reflect.ClassTag$;
+
+/**
+ * The row path's first use, run off the task path once a GPU engine has warmed up (the executor's
+ * start with the plugin, else a local session's first touch of ours, {@link EarlyStart}): a few
+ * rounds of the sorts tasks run (columnar batches and rows sorted within a partition, the global
+ * sort's map side cut into chunks, written and read by the exchange's serializer, and its reduce
+ * side), on rows of a numeric key and of a string key. The first query's tasks otherwise take
+ * their rows in through code the JIT is still compiling while every core runs a task (the H200
+ * host's profile of a first run: the intake's own methods compiled 0.1-0.5 s each, inside it).
+ *
+ * <p>The sorts are the tasks' own code, with the session's settings, in memory counted apart from
+ * Spark's (a task memory manager of its own): they take no execution memory from the tasks, are
+ * not counted among the process's sorts, and hold a GPU-task slot only while they sort. Each
+ * output is checked to be in order, so a wrong row path says so in the log before a task runs it.
+ */
+final class RowPathWarmup {
+  /** The warm-up's name in logs and threads. */
+  static final String NAME = "row-path";
+  /** Rows of each partition sorted: past the intake's small cases, some milliseconds each. */
+  static final int ROWS = 1 << 19;
+  /** Rows of each columnar batch (a Parquet reader's default). */
+  private static final int BATCH_ROWS = 4096;
+  /** Rounds of every shape: enough calls for the JIT's optimizing tier on the per-batch code. */
+  static final int ROUNDS = 6;
+  /** Map and reduce partitions of the global sort. */
+  private static final int MAP_PARTITIONS = 2;
+  private static final int REDUCE_PARTITIONS = 4;
+  private static final ClassTag<Object> OBJECT = ClassTag$.MODULE$.Any();
+
+  private RowPathWarmup() {}
+
+  /**
+   * Starts the warm-up on {@code engine} with {@code conf} in the background, after the engine's
+   * own, once per engine; nothing where the engine does not warm up (the CPU engine).
+   */
+  static void start(SortEngine engine, GpuSortConf conf) {
+    Engines.warmUpAfter(engine, NAME, e -> run(e, conf, ROUNDS, ROWS));
+  }
+
+  /** Runs {@code rounds} rounds of every shape, {@code rows} rows a partition, on {@code engine}. */
+  static void run(SortEngine engine, GpuSortConf conf, int rounds, int rows) {
+    // Memory of its own, its bound the sorts' need with room to spare: none from Spark's tasks.
+    long bound = Math.max(1L << 30, 64L * rows * MAP_PARTITIONS);
+    UnifiedMemoryManager memory = new UnifiedMemoryManager(new SparkConf(false), bound,
+        bound / 2, 1);
+    Shape[] shapes = {Shape.longKey(conf, rows), Shape.stringKey(conf, rows)};
+    SplittableRandom random = new SplittableRandom(7);
+    long attempt = 0;
+    for (int round = 0; round < rounds; round++) {
+      for (Shape shape : shapes) {
+        List<ColumnarBatch> batches = shape.batches(random, rows);
+        try (Closing sorter = sorter(shape, memory, attempt++, engine)) {
+          check(shape, rows, sorter.get().sortBatches(batches.iterator(),
+              ColumnarRowWriter.of(shape.schema)));
+        }
+        try (Closing sorter = sorter(shape, memory, attempt++, engine)) {
+          check(shape, rows, sorter.get().sort(shape.rows(batches)));
+        }
+        attempt = global(shape, memory, attempt, engine, random, rows);
+      }
+    }
+  }
+
+  /**
+   * The global sort's two sides: map partitions sorted and cut at bounds sampled from their rows,
+   * each reduce partition's chunks written and read back by the exchange's serializer, then
+   * sorted (or merged on the device) as the reduce side does; returns the next attempt number.
+   */
+  private static long global(Shape shape, UnifiedMemoryManager memory, long attempt,
+      SortEngine engine, SplittableRandom random, int rows) {
+    int perMap = rows / MAP_PARTITIONS;
+    List<List<ColumnarBatch>> maps = new ArrayList<>();
+    List<RangeBounds.PartitionSample> samples = new ArrayList<>();
+    RowKeys keys = new RowKeys(shape.plan);
+    for (int m = 0; m < MAP_PARTITIONS; m++) {
+      List<ColumnarBatch> batches = shape.batches(random, perMap);
+      maps.add(batches);
+      samples.add(RangeBounds.sample(shape.rows(batches), m, 1000, keys, null));
+    }
+    RangeBounds bounds = RangeBounds.choose(samples, REDUCE_PARTITIONS,
+        shape.plan.keys.layout.needsTieBreak(), keys.ordering);
+    RowChunkSerializer serializer = new RowChunkSerializer(shape.plan.packRows);
+    ByteArrayOutputStream[] blocks = new ByteArrayOutputStream[bounds.numPartitions()];
+    SerializationStream[] writers = new SerializationStream[blocks.length];
+    for (int p = 0; p < blocks.length; p++) {
+      blocks[p] = new ByteArrayOutputStream();
+      writers[p] = serializer.newInstance().serializeStream(blocks[p]);
+    }
+    for (int m = 0; m < MAP_PARTITIONS; m++) {
+      try (Closing sorter = sorter(shape, memory, attempt++, engine)) {
+        Iterator<Tuple2<Integer, RowChunk>> chunks = sorter.get().sortBatchesIntoChunks(
+            maps.get(m).iterator(), ColumnarRowWriter.of(shape.schema), bounds, m);
+        while (chunks.hasNext()) {
+          Tuple2<Integer, RowChunk> chunk = chunks.next();
+          writers[chunk._1()].writeKey(chunk._1(), OBJECT).writeValue(chunk._2(), OBJECT);
+        }
+      }
+    }
+    long total = 0;
+    for (int p = 0; p < blocks.length; p++) {
+      writers[p].close();
+      scala.collection.Iterator<Object> read = serializer.newInstance()
+          .deserializeStream(new ByteArrayInputStream(blocks[p].toByteArray())).asIterator();
+      Iterator<RowChunk> chunks = new Iterator<>() {
+        @Override
+        public boolean hasNext() {
+          return read.hasNext();
+        }
+
+        @Override
+        public RowChunk next() {
+          return (RowChunk) read.next();
+        }
+      };
+      try (Closing sorter = sorter(shape, memory, attempt++, engine)) {
+        total += check(shape, -1, sorter.get().sortChunksAsReducer(chunks, 0));
+      }
+    }
+    if (total != (long) perMap * MAP_PARTITIONS) {
+      throw new IllegalStateException("the row path's warm-up sort of " + shape.name + " keys "
+          + "lost rows in its exchange: " + total + " of " + (long) perMap * MAP_PARTITIONS);
+    }
+    return attempt;
+  }
+
+  /**
+   * A sorter outside any task, its memory a task of {@code memory}'s own, closed (all it holds
+   * released) where a task would be ended: at the end of its block, whether its output was read
+   * to the end or a check failed part way.
+   */
+  private static Closing sorter(Shape shape, UnifiedMemoryManager memory, long attempt,
+      SortEngine engine) {
+    SortMemory taskMemory = new SortMemory(new TaskMemoryManager(memory, attempt));
+    return new Closing(ExternalRowSorter.outsideTask(shape.plan, taskMemory, engine, () -> {
+      throw new IOException("the row path's warm-up does not spill");
+    }));
+  }
+
+  /** A sorter closed at the end of a try block. */
+  private record Closing(ExternalRowSorter get) implements AutoCloseable {
+    @Override
+    public void close() {
+      get.close();
+    }
+  }
+
+  /**
+   * Reads {@code sorted} to its end (which releases the sort), checks its keys are in order and,
+   * where {@code rows} is not negative, that it has that many rows; returns the rows read.
+   */
+  private static long check(Shape shape, int rows, Iterator<InternalRow> sorted) {
+    long n = 0;
+    Comparable<Object> last = null;
+    while (sorted.hasNext()) {
+      Comparable<Object> key = shape.key(sorted.next());
+      if (last != null && last.compareTo(key) > 0) {
+        throw new IllegalStateException("the row path's warm-up sort of " + shape.name
+            + " keys put " + last + " before " + key);
+      }
+      last = key;
+      n++;
+    }
+    if (rows >= 0 && n != rows) {
+      throw new IllegalStateException("the row path's warm-up sort of " + shape.name + " keys "
+          + "returned " + n + " rows of " + rows);
+    }
+    return n;
+  }
+
+  /** Rows of one schema, sorted by their first column ascending. */
+  private static final class Shape {
+    final String name;
+    final StructType schema;
+    final SortPlan plan;
+    private final UnsafeProjection toUnsafe;
+
+    private Shape(String name, StructType schema, GpuSortConf conf, int rows) {
+      this.name = name;
+      this.schema = schema;
+      List<Attribute> attributes = new ArrayList<>();
+      for (StructField f : schema.fields()) {
+        attributes.add(new AttributeReference(f.name(), f.dataType(), f.nullable(),
+            Metadata.empty(), NamedExpression$.MODULE$.newExprId(),
+            ScalaCollections.list(List.<String>of())));
+      }
+      SortOrder order = new SortOrder(attributes.get(0), Ascending$.MODULE$, NullsFirst$.MODULE$,
+          ScalaCollections.list(List.<Expression>of()));
+      KeySpec keys = KeySpec.of(List.of(order), ScalaCollections.list(attributes),
+          conf.get(GpuSortConf.STRING_PREFIX_BYTES));
+      this.plan = new SortPlan(keys, schema, conf, REDUCE_PARTITIONS, 64L << 20,
+          SortMetrics.NONE, Integer.MAX_VALUE, rows);
+      this.toUnsafe = UnsafeProjection.create(schema);
+    }
+
+    /** A long key and two long values: the benchmarks' rows. */
+    static Shape longKey(GpuSortConf conf, int rows) {
+      return new Shape("long", schema(DataTypes.LongType, DataTypes.LongType,
+          DataTypes.LongType), conf, rows);
+    }
+
+    /** A string key of 4-24 bytes (some past the key's prefix) and a long value. */
+    static Shape stringKey(GpuSortConf conf, int rows) {
+      return new Shape("string", schema(DataTypes.StringType, DataTypes.LongType), conf, rows);
+    }
+
+    private static StructType schema(DataType... types) {
+      StructField[] fields = new StructField[types.length];
+      for (int i = 0; i < types.length; i++) {
+        fields[i] = new StructField("c" + i, types[i], true, Metadata.empty());
+      }
+      return new StructType(fields);
+    }
+
+    /** {@code rows} random rows as columnar batches. */
+    List<ColumnarBatch> batches(SplittableRandom random, int rows) {
+      List<ColumnarBatch> batches = new ArrayList<>();
+      for (int from = 0; from < rows; from += BATCH_ROWS) {
+        int n = Math.min(BATCH_ROWS, rows - from);
+        ColumnVector[] columns = new ColumnVector[schema.size()];
+        for (int c = 0; c < columns.length; c++) {
+          DataType type = schema.fields()[c].dataType();
+          OnHeapColumnVector column = new OnHeapColumnVector(n, type);
+          for (int r = 0; r < n; r++) {
+            if (type == DataTypes.StringType) {
+              column.putByteArray(r, randomString(random));
+            } else {
+              column.putLong(r, random.nextLong());
+            }
+          }
+          columns[c] = column;
+        }
+        batches.add(new ColumnarBatch(columns, n));
+      }
+      return batches;
+    }
+
+    private static byte[] randomString(SplittableRandom random) {
+      byte[] bytes = new byte[4 + random.nextInt(21)];
+      for (int i = 0; i < bytes.length; i++) {
+        bytes[i] = (byte) ('a' + random.nextInt(26));
+      }
+      return bytes;
+    }
+
+    /** The rows of {@code batches}, one at a time, as unsafe rows. */
+    Iterator<InternalRow> rows(List<ColumnarBatch> batches) {
+      Iterator<ColumnarBatch> each = batches.iterator();
+      return new Iterator<>() {
+        private ColumnarBatch batch;
+        private int next;
+
+        @Override
+        public boolean hasNext() {
+          while ((batch == null || next == batch.numRows()) && each.hasNext()) {
+            batch = each.next();
+            next = 0;
+          }
+          return batch != null && next < batch.numRows();
+        }
+
+        @Override
+        public InternalRow next() {
+          int r = next++;
+          Object[] values = new Object[schema.size()];
+          for (int c = 0; c < values.length; c++) {
+            ColumnVector column = batch.column(c);
+            values[c] = column.dataType() == DataTypes.StringType ? column.getUTF8String(r).clone()
+                : (Object) column.getLong(r);
+          }
+          return toUnsafe.apply(new GenericInternalRow(values));
+        }
+      };
+    }
+
+    /** The sort key of {@code row}. */
+    @SuppressWarnings("unchecked")
+    Comparable<Object> key(InternalRow row) {
+      Object key = schema.fields()[0].dataType() == DataTypes.StringType
+          ? row.getUTF8String(0).clone() : (Object) row.getLong(0);
+      return (Comparable<Object>) key;
+    }
+  }
+}

@@ -1,0 +1,103 @@
+package io.gpusort.sql;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.gpusort.config.GpuSortConf;
+import io.gpusort.engine.EngineOptions;
+import io.gpusort.engine.EngineStats;
+import io.gpusort.engine.Engines;
+import io.gpusort.engine.KeyBatch;
+import io.gpusort.engine.SortEngine;
+import io.gpusort.memory.HostBuffer;
+import io.gpusort.engine.cuda.CudaEngine;
+import io.gpusort.memory.HostMemory;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The row path's warm-up ({@link RowPathWarmup}) run in the foreground: every shape and side of
+ * it completes on an engine that sorts right, gives back all it took and counts nowhere in the
+ * process's figures; an engine that sorts wrong is caught by its checks; and it runs only after
+ * an engine that warms up (a GPU engine's), never on the CPU engine. On a CUDA device, every side
+ * sorts there, its outputs in order, and gives back its host memory.
+ */
+class RowPathWarmupTest {
+  private static final GpuSortConf CONF = GpuSortConf.of(Map.of());
+
+  @Test
+  void everySideCompletesAndGivesBackWhatItTook() {
+    long hostBefore = HostMemory.bytesInUse();
+    long rowsBefore = ExternalRowSorter.rowsTakenIn();
+    long columnarBefore = ExternalRowSorter.columnarRowsTakenIn();
+    int openBefore = ExternalRowSorter.openSorts();
+    RowPathWarmup.run(Engines.cpu(), CONF, 2, 20_000);
+    assertEquals(openBefore, ExternalRowSorter.openSorts(), "a warm-up sorter left open");
+    assertEquals(hostBefore, HostMemory.bytesInUse(), "native host memory not given back");
+    assertEquals(rowsBefore, ExternalRowSorter.rowsTakenIn(),
+        "the warm-up's rows counted among the process's");
+    assertEquals(columnarBefore, ExternalRowSorter.columnarRowsTakenIn(),
+        "the warm-up's batches counted among the process's");
+  }
+
+  @Test
+  void anEngineThatSortsWrongIsCaught() {
+    // Sorts right, then swaps the first two rows of each batch of more than one row.
+    SortEngine wrong = new SortEngine() {
+      @Override
+      public String name() {
+        return "wrong";
+      }
+
+      @Override
+      public void sort(KeyBatch keys, HostBuffer permutation) {
+        Engines.cpu().sort(keys, permutation);
+        if (keys.numRows() > 1) {
+          int first = permutation.getInt(0);
+          permutation.putInt(0, permutation.getInt(4));
+          permutation.putInt(4, first);
+        }
+      }
+    };
+    long hostBefore = HostMemory.bytesInUse();
+    IllegalStateException e = assertThrows(IllegalStateException.class,
+        () -> RowPathWarmup.run(wrong, CONF, 1, 20_000));
+    assertTrue(e.getMessage().contains("warm-up sort"), e.getMessage());
+    assertEquals(hostBefore, HostMemory.bytesInUse(), "a failed warm-up kept native memory");
+  }
+
+  @Test
+  void runsOnlyAfterAnEngineThatWarmsUp() throws InterruptedException {
+    AtomicBoolean ran = new AtomicBoolean();
+    Engines.warmUpAfter(Engines.cpu(), "test-step", engine -> ran.set(true));
+    Engines.awaitWarmups();
+    assertFalse(ran.get(), "a step ran after the CPU engine, which does not warm up");
+  }
+
+  @Test
+  @Tag("gpu")
+  void onCudaEverySideSortsOnTheDeviceInOrder() {
+    assumeTrue(CudaEngine.available(), "no CUDA device: " + CudaEngine.unavailableReason());
+    SortEngine cuda = Engines.create(EngineOptions.of(GpuSortConf.of(
+        Map.of("spark.gpusort.engine", "cuda"))));
+    Engines.awaitWarmups();
+    long hostBefore = HostMemory.bytesInUse();
+    long gpuRowsBefore = EngineStats.gpuRows();
+    long start = System.nanoTime();
+    RowPathWarmup.run(cuda, CONF, RowPathWarmup.ROUNDS, RowPathWarmup.ROWS);
+    long millis = (System.nanoTime() - start) / 1_000_000;
+    // Per round and shape at least the two sorts of a whole partition (the exchange's sides add
+    // as many again where the reduce side sorts rather than merges on the device).
+    long sorted = EngineStats.gpuRows() - gpuRowsBefore;
+    assertTrue(sorted >= 2L * RowPathWarmup.ROUNDS * 2 * RowPathWarmup.ROWS,
+        "rows sorted on the device: " + sorted);
+    assertEquals(hostBefore, HostMemory.bytesInUse(), "native host memory not given back");
+    System.out.println("RowPathWarmupTest: the full warm-up on cuda took " + millis + " ms, "
+        + sorted + " rows sorted on the device");
+  }
+}
