@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.function.BooleanSupplier;
 import org.apache.spark.SparkConf;
 import org.apache.spark.memory.TaskMemoryManager;
 import org.apache.spark.memory.UnifiedMemoryManager;
@@ -48,18 +49,23 @@ import scala.reflect.ClassTag$;
  *
  * <p>The sorts are the tasks' own code, with the session's settings, in memory counted apart from
  * Spark's (a task memory manager of its own): they take no execution memory from the tasks, are
- * not counted among the process's sorts, and hold a GPU-task slot only while they sort. Each
- * output is checked to be in order, so a wrong row path says so in the log before a task runs it.
+ * not counted among the process's sorts, and hold a GPU-task slot only while they sort. It stops
+ * before its next sort once a task sorts: from then on the tasks compile that code themselves,
+ * and the warm-up would only take cores and the device from them. Each output is checked to be in
+ * order, so a wrong row path says so in the log before a task runs it.
  */
 final class RowPathWarmup {
   /** The warm-up's name in logs and threads. */
   static final String NAME = "row-path";
   /** Rows of each partition sorted: past the intake's small cases, some milliseconds each. */
-  static final int ROWS = 1 << 19;
+  static final int ROWS = 1 << 18;
   /** Rows of each columnar batch (a Parquet reader's default). */
   private static final int BATCH_ROWS = 4096;
-  /** Rounds of every shape: enough calls for the JIT's optimizing tier on the per-batch code. */
-  static final int ROUNDS = 6;
+  /**
+   * Rounds of every shape. 6 rounds of 2^19 rows took 5.6 s on the H200 host alone and were still
+   * running at the first query of every benchmark JVM (caching beside them): 4 of 2^18, a third.
+   */
+  static final int ROUNDS = 4;
   /** Map and reduce partitions of the global sort. */
   private static final int MAP_PARTITIONS = 2;
   private static final int REDUCE_PARTITIONS = 4;
@@ -72,11 +78,16 @@ final class RowPathWarmup {
    * own, once per engine; nothing where the engine does not warm up (the CPU engine).
    */
   static void start(SortEngine engine, GpuSortConf conf) {
-    Engines.warmUpAfter(engine, NAME, e -> run(e, conf, ROUNDS, ROWS));
+    Engines.warmUpAfter(engine, NAME,
+        e -> run(e, conf, ROUNDS, ROWS, () -> ExternalRowSorter.openSorts() > 0));
   }
 
-  /** Runs {@code rounds} rounds of every shape, {@code rows} rows a partition, on {@code engine}. */
-  static void run(SortEngine engine, GpuSortConf conf, int rounds, int rows) {
+  /**
+   * Runs {@code rounds} rounds of every shape, {@code rows} rows a partition, on {@code engine};
+   * stops before a sort once {@code tasksSorting}. Returns the sorts run.
+   */
+  static int run(SortEngine engine, GpuSortConf conf, int rounds, int rows,
+      BooleanSupplier tasksSorting) {
     // Memory of its own, its bound the sorts' need with room to spare: none from Spark's tasks.
     long bound = Math.max(1L << 30, 64L * rows * MAP_PARTITIONS);
     UnifiedMemoryManager memory = new UnifiedMemoryManager(new SparkConf(false), bound,
@@ -86,17 +97,27 @@ final class RowPathWarmup {
     long attempt = 0;
     for (int round = 0; round < rounds; round++) {
       for (Shape shape : shapes) {
+        if (tasksSorting.getAsBoolean()) {
+          return (int) attempt;
+        }
         List<ColumnarBatch> batches = shape.batches(random, rows);
         try (Closing sorter = sorter(shape, memory, attempt++, engine)) {
           check(shape, rows, sorter.get().sortBatches(batches.iterator(),
               ColumnarRowWriter.of(shape.schema)));
         }
+        if (tasksSorting.getAsBoolean()) {
+          return (int) attempt;
+        }
         try (Closing sorter = sorter(shape, memory, attempt++, engine)) {
           check(shape, rows, sorter.get().sort(shape.rows(batches)));
+        }
+        if (tasksSorting.getAsBoolean()) {
+          return (int) attempt;
         }
         attempt = global(shape, memory, attempt, engine, random, rows);
       }
     }
+    return (int) attempt;
   }
 
   /**

@@ -17,6 +17,7 @@ import io.gpusort.engine.cuda.CudaEngine;
 import io.gpusort.memory.HostMemory;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -36,7 +37,10 @@ class RowPathWarmupTest {
     long rowsBefore = ExternalRowSorter.rowsTakenIn();
     long columnarBefore = ExternalRowSorter.columnarRowsTakenIn();
     int openBefore = ExternalRowSorter.openSorts();
-    RowPathWarmup.run(Engines.cpu(), CONF, 2, 20_000);
+    int sorts = RowPathWarmup.run(Engines.cpu(), CONF, 2, 20_000, () -> false);
+    // Per round and shape: two whole-partition sorts, two map sides and a reduce side for each
+    // partition the bounds cut.
+    assertTrue(sorts >= 2 * 2 * 5, "sorts run: " + sorts);
     assertEquals(openBefore, ExternalRowSorter.openSorts(), "a warm-up sorter left open");
     assertEquals(hostBefore, HostMemory.bytesInUse(), "native host memory not given back");
     assertEquals(rowsBefore, ExternalRowSorter.rowsTakenIn(),
@@ -66,9 +70,19 @@ class RowPathWarmupTest {
     };
     long hostBefore = HostMemory.bytesInUse();
     IllegalStateException e = assertThrows(IllegalStateException.class,
-        () -> RowPathWarmup.run(wrong, CONF, 1, 20_000));
+        () -> RowPathWarmup.run(wrong, CONF, 1, 20_000, () -> false));
     assertTrue(e.getMessage().contains("warm-up sort"), e.getMessage());
     assertEquals(hostBefore, HostMemory.bytesInUse(), "a failed warm-up kept native memory");
+  }
+
+  @Test
+  void stopsOnceATaskSorts() {
+    // Tasks sort from the start: nothing runs. A task begins after the first check: only the
+    // first whole partition's sort runs.
+    assertEquals(0, RowPathWarmup.run(Engines.cpu(), CONF, 2, 20_000, () -> true));
+    AtomicInteger checks = new AtomicInteger();
+    assertEquals(1, RowPathWarmup.run(Engines.cpu(), CONF, 2, 20_000,
+        () -> checks.incrementAndGet() > 1));
   }
 
   @Test
@@ -89,7 +103,7 @@ class RowPathWarmupTest {
     long hostBefore = HostMemory.bytesInUse();
     long gpuRowsBefore = EngineStats.gpuRows();
     long start = System.nanoTime();
-    RowPathWarmup.run(cuda, CONF, RowPathWarmup.ROUNDS, RowPathWarmup.ROWS);
+    RowPathWarmup.run(cuda, CONF, RowPathWarmup.ROUNDS, RowPathWarmup.ROWS, () -> false);
     long millis = (System.nanoTime() - start) / 1_000_000;
     // Per round and shape at least the two sorts of a whole partition (the exchange's sides add
     // as many again where the reduce side sorts rather than merges on the device).
