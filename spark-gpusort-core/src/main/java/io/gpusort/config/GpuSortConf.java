@@ -256,11 +256,11 @@ public final class GpuSortConf {
   public static final ConfEntry<Boolean> WARMUP_ROW_PATH = booleanEntry(
       "spark.gpusort.warmup.rowPath", true,
       "Whether a CUDA engine, once open and warmed up (the executor's start with the "
-          + "plugin, else a local session's first use), runs about a second of sorts through "
+          + "plugin, else a local session's first use), runs a few seconds of sorts through "
           + "the row path on a background thread: columnar and row intake, the global sort's "
-          + "map and reduce sides, on a numeric and a string key, in memory of its own. The "
-          + "first query then finds that code compiled by the JIT instead of compiling it "
-          + "while every core runs a task. Off: the first query pays for it.");
+          + "map and reduce sides, on a numeric and a string key, in memory of its own, so "
+          + "that the JIT compiles that code before the first query rather than while every "
+          + "core runs a task. It stops once a task sorts.");
 
   private final Map<String, String> raw;
 
