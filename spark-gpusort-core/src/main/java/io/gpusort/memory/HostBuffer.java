@@ -1,6 +1,7 @@
 package io.gpusort.memory;
 
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.BooleanSupplier;
 
 /**
  * An owned block of off-heap host memory, addressed by byte offset. {@link #close()} frees it (or,
@@ -70,6 +71,14 @@ public final class HostBuffer implements AutoCloseable {
    */
   public static void configureArena(ArenaSettings settings) {
     ProcessArena.configure(settings);
+  }
+
+  /**
+   * Makes the arena's pinning wait before each chunk while {@code busy} says so (sorts running on
+   * the device, which the pinning would hold back); for the arena now and one made later.
+   */
+  public static void pausePinningWhile(BooleanSupplier busy) {
+    ProcessArena.pauseWhile(busy);
   }
 
   /**

@@ -1,5 +1,6 @@
 package io.gpusort.memory;
 
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -12,6 +13,7 @@ final class ProcessArena {
   private static final Logger LOG = LoggerFactory.getLogger(ProcessArena.class);
   private static volatile ArenaSettings settings = ArenaSettings.defaults();
   private static volatile PinnedArena arena;
+  private static volatile BooleanSupplier busy = () -> false;
 
   private ProcessArena() {}
 
@@ -24,6 +26,14 @@ final class ProcessArena {
     PinnedArena before = arena;
     arena = value;
     return before;
+  }
+
+  /** Pinning pauses while {@code value} says so, in the arena now and any made later. */
+  static synchronized void pauseWhile(BooleanSupplier value) {
+    busy = value;
+    if (arena != null) {
+      arena.pauseWhile(value);
+    }
   }
 
   static synchronized void configure(ArenaSettings value) {
@@ -42,6 +52,7 @@ final class ProcessArena {
     long granted = request == 0 ? 0 : HostShare.reserve(s.registerDir(), request,
         s.hostCapBytes(machine));
     arena = new PinnedArena(allocator, granted, PinnedArena.DEFAULT_CHUNK_BYTES);
+    arena.pauseWhile(busy);
     arena.start(s.pinThreads());
     LOG.info("Page-locked host arena: {} MiB asked ({}), {} MiB granted of the host's {} MiB "
         + "share ({} of {} MiB, {} GPUs), pinned by {} background threads", request >> 20,

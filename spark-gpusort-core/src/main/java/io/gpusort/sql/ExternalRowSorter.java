@@ -134,6 +134,7 @@ final class ExternalRowSorter implements SortMemory.Spiller {
       SparkEnv env = SparkEnv.get();
       HostBuffer.configureArena(ArenaSizing.of(plan.arenaBytes, plan.arenaHostFraction,
           plan.arenaRegisterDir, env == null ? null : env.conf()));
+      EarlyStart.pinBetweenSorts();
     }
     memory.setSpiller(this);
     if (counted) {

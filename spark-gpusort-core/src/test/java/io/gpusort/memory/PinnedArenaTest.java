@@ -5,12 +5,14 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
@@ -179,6 +181,44 @@ class PinnedArenaTest {
       assertNotEquals(0, address);
       arena.release(address, 4096);
     }
+  }
+
+  /**
+   * While sorts run (the arena's busy condition), pinning waits before its next chunk: the chunk
+   * being pinned when they began completes, no other starts; once they end, the rest is pinned.
+   */
+  @Test
+  void pinningWaitsWhileSortsRun() throws InterruptedException {
+    FakePinned allocator = new FakePinned();
+    AtomicBoolean sorting = new AtomicBoolean(true);
+    try (PinnedArena arena = new PinnedArena(allocator, 4 * CHUNK, CHUNK)) {
+      arena.pauseWhile(sorting::get);
+      arena.start(2);
+      assertFalse(arena.awaitReady(200), "pinned while sorts ran");
+      assertEquals(0, allocator.allocations.get(), "a chunk pinned while sorts ran");
+      assertEquals(0, arena.tryAllocate(4096), "nothing is pinned yet: a request is refused");
+      sorting.set(false);
+      assertTrue(arena.awaitReady(10_000), "not pinned once the sorts ended");
+      assertEquals(4, allocator.allocations.get());
+      // The thread that pinned the chunks counted its wait before pinning; the other may still
+      // be sleeping out its last poll.
+      assertTrue(arena.pausedNanos() >= 150_000_000L,
+          "no thread counted its wait of about 200 ms: " + arena.pausedNanos());
+    }
+  }
+
+  /** Closing an arena whose pinning waits for sorts to end stops the waiting threads. */
+  @Test
+  void closingEndsAPausedPinning() throws InterruptedException {
+    FakePinned allocator = new FakePinned();
+    PinnedArena arena = new PinnedArena(allocator, 4 * CHUNK, CHUNK);
+    arena.pauseWhile(() -> true);
+    arena.start(1);
+    Thread.sleep(50);
+    // close() joins the pinning threads: it returns only if the paused one ended.
+    assertTimeoutPreemptively(java.time.Duration.ofSeconds(10), arena::close);
+    assertEquals(0, allocator.allocations.get(), "a chunk pinned while sorts ran");
+    assertEquals(0, arena.readyBytes());
   }
 
   /** The OS refusing more page-locked memory stops the growth where it is; what was pinned serves. */
