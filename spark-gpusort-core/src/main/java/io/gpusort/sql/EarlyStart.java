@@ -16,10 +16,10 @@ import org.slf4j.LoggerFactory;
  * extension when the session is made, or {@code GpuSort.byKey} / {@code withinPartitions} when
  * applied) starts what the executor plugin would have started: the engine opens on a background
  * thread, which makes a CUDA engine pin its host arena, make its workspaces and run its first
- * sorts, then the row path's ({@link RowPathWarmup}). In local mode the driver's JVM runs the tasks, so the first query finds that done or
- * under way instead of doing it in task time. On a cluster the executors do it at their first
- * sort (or at their start, with the plugin). Once per JVM; failures are only logged: the task
- * opens the engine itself then.
+ * sorts, then the row path's ({@link RowPathWarmup}). In local mode the driver's JVM runs the
+ * tasks, so the first query finds that done or under way instead of doing it in task time. On a
+ * cluster the executors do it at their first sort (or at their start, with the plugin). Once per
+ * JVM; failures are only logged: the task opens the engine itself then.
  */
 public final class EarlyStart {
   private static final Logger LOG = LoggerFactory.getLogger(EarlyStart.class);
