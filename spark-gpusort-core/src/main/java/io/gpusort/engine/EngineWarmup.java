@@ -28,8 +28,8 @@ final class EngineWarmup {
   private static final List<Thread> RUNNING = new ArrayList<>();
   /** Each engine warmed up, with the thread that warms it. */
   private static final Map<SortEngine, Thread> WARMED = new IdentityHashMap<>();
-  /** The steps of layers above started so far, by engine and name. */
-  private static final Set<String> STEPS = new HashSet<>();
+  /** The names of the steps of layers above started so far, per engine. */
+  private static final Map<SortEngine, Set<String>> STEPS = new IdentityHashMap<>();
 
   private EngineWarmup() {}
 
@@ -50,7 +50,7 @@ final class EngineWarmup {
   static synchronized void then(SortEngine engine, String name, Consumer<SortEngine> step) {
     Thread engineWarmup = WARMED.get(engine);
     if (engineWarmup == null
-        || !STEPS.add(System.identityHashCode(engine) + "/" + name)) {
+        || !STEPS.computeIfAbsent(engine, e -> new HashSet<>()).add(name)) {
       return;
     }
     Thread thread = new Thread(() -> {

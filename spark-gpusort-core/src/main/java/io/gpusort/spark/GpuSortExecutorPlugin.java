@@ -40,7 +40,6 @@ final class GpuSortExecutorPlugin implements ExecutorPlugin {
         conf.get(GpuSortConf.POOL_IDLE_TIMEOUT));
     // The page-locked arena, made when a CUDA engine opens below and pinned in the background.
     HostBuffer.configureArena(ArenaSizing.of(conf, ctx.conf()));
-    EarlyStart.pinBetweenSorts();
     EngineOptions options = EngineOptions.of(conf);
     String gpu = "";
     ResourceInformation gpus = ctx.resources().get("gpu");

@@ -37,7 +37,6 @@ public final class EarlyStart {
       try {
         GpuSortConf gpusort = GpuSortConf.of(settings);
         HostBuffer.configureArena(ArenaSizing.of(gpusort, conf));
-        pinBetweenSorts();
         warmUpRowPath(Engines.create(EngineOptions.of(gpusort)), gpusort);
       } catch (RuntimeException | LinkageError e) {
         LOG.info("spark-gpusort: the engine could not be prepared ahead ({}); the first sort "
@@ -58,14 +57,6 @@ public final class EarlyStart {
     if (conf.get(GpuSortConf.WARMUP_ROW_PATH)) {
       RowPathWarmup.start(engine, conf);
     }
-  }
-
-  /**
-   * Makes the host arena's background pinning pause while a task's sort is open (the warm-up's
-   * sorts do not count): pinning beside running sorts holds their device calls back.
-   */
-  public static void pinBetweenSorts() {
-    HostBuffer.pausePinningWhile(() -> ExternalRowSorter.openSorts() > 0);
   }
 
   /**

@@ -43,7 +43,7 @@ import scala.Tuple2;
  * released when the output is exhausted, and in any case when the task ends (success, failure or
  * kill), spill files included. Loops over rows check for a killed task every few thousand rows.
  */
-final class ExternalRowSorter implements SortMemory.Spiller {
+final class ExternalRowSorter implements SortMemory.Spiller, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ExternalRowSorter.class);
   /** Rows between two checks for a killed task. */
   private static final int KILL_CHECK_ROWS = 4096;
@@ -56,6 +56,13 @@ final class ExternalRowSorter implements SortMemory.Spiller {
   private static final AtomicLong ROWS_TAKEN_IN = new AtomicLong();
   private static final AtomicLong SPILLS = new AtomicLong();
   private static final AtomicLong COLUMNAR_ROWS = new AtomicLong();
+
+  static {
+    // The host arena's background pinning holds back the device calls of sorts running beside
+    // it: it waits while a task's sort is open (the warm-up's are not counted). No sort can be
+    // open before this class is loaded, so registering here covers every arena of the process.
+    HostBuffer.pausePinningWhile(() -> OPEN_SORTS.get() > 0);
+  }
 
   private enum Phase { INTAKE, OUTPUT, DONE }
 
@@ -134,7 +141,6 @@ final class ExternalRowSorter implements SortMemory.Spiller {
       SparkEnv env = SparkEnv.get();
       HostBuffer.configureArena(ArenaSizing.of(plan.arenaBytes, plan.arenaHostFraction,
           plan.arenaRegisterDir, env == null ? null : env.conf()));
-      EarlyStart.pinBetweenSorts();
     }
     memory.setSpiller(this);
     if (counted) {
@@ -709,7 +715,8 @@ final class ExternalRowSorter implements SortMemory.Spiller {
   }
 
   /** Releases all memory and deletes every spill file; idempotent. */
-  void close() {
+  @Override
+  public void close() {
     if (phase == Phase.DONE) {
       return;
     }

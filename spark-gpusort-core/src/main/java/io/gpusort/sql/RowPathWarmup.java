@@ -71,7 +71,20 @@ final class RowPathWarmup {
   private static final int REDUCE_PARTITIONS = 4;
   private static final ClassTag<Object> OBJECT = ClassTag$.MODULE$.Any();
 
-  private RowPathWarmup() {}
+  private final SortEngine engine;
+  private final int rows;
+  /** Memory of its own, its bound the sorts' need with room to spare: none from Spark's tasks. */
+  private final UnifiedMemoryManager memory;
+  private final SplittableRandom random = new SplittableRandom(7);
+  /** Sorters made so far; each one's task attempt number in {@link #memory}. */
+  private int sorts;
+
+  private RowPathWarmup(SortEngine engine, int rows) {
+    this.engine = engine;
+    this.rows = rows;
+    long bound = Math.max(1L << 30, 64L * rows * MAP_PARTITIONS);
+    this.memory = new UnifiedMemoryManager(new SparkConf(false), bound, bound / 2, 1);
+  }
 
   /**
    * Starts the warm-up on {@code engine} with {@code conf} in the background, after the engine's
@@ -84,49 +97,49 @@ final class RowPathWarmup {
 
   /**
    * Runs {@code rounds} rounds of every shape, {@code rows} rows a partition, on {@code engine};
-   * stops before a sort once {@code tasksSorting}. Returns the sorts run.
+   * stops before a step once {@code tasksSorting}. Returns the sorts run.
    */
   static int run(SortEngine engine, GpuSortConf conf, int rounds, int rows,
       BooleanSupplier tasksSorting) {
-    // Memory of its own, its bound the sorts' need with room to spare: none from Spark's tasks.
-    long bound = Math.max(1L << 30, 64L * rows * MAP_PARTITIONS);
-    UnifiedMemoryManager memory = new UnifiedMemoryManager(new SparkConf(false), bound,
-        bound / 2, 1);
+    RowPathWarmup warmup = new RowPathWarmup(engine, rows);
     Shape[] shapes = {Shape.longKey(conf, rows), Shape.stringKey(conf, rows)};
-    SplittableRandom random = new SplittableRandom(7);
-    long attempt = 0;
     for (int round = 0; round < rounds; round++) {
       for (Shape shape : shapes) {
-        if (tasksSorting.getAsBoolean()) {
-          return (int) attempt;
+        List<ColumnarBatch> batches = shape.batches(warmup.random, rows);
+        List<Runnable> steps = List.of(() -> warmup.sortBatches(shape, batches),
+            () -> warmup.sortRows(shape, batches), () -> warmup.sortGlobally(shape));
+        for (Runnable step : steps) {
+          if (tasksSorting.getAsBoolean()) {
+            return warmup.sorts;
+          }
+          step.run();
         }
-        List<ColumnarBatch> batches = shape.batches(random, rows);
-        try (Closing sorter = sorter(shape, memory, attempt++, engine)) {
-          check(shape, rows, sorter.get().sortBatches(batches.iterator(),
-              ColumnarRowWriter.of(shape.schema)));
-        }
-        if (tasksSorting.getAsBoolean()) {
-          return (int) attempt;
-        }
-        try (Closing sorter = sorter(shape, memory, attempt++, engine)) {
-          check(shape, rows, sorter.get().sort(shape.rows(batches)));
-        }
-        if (tasksSorting.getAsBoolean()) {
-          return (int) attempt;
-        }
-        attempt = global(shape, memory, attempt, engine, random, rows);
       }
     }
-    return (int) attempt;
+    return warmup.sorts;
+  }
+
+  /** A partition's sort of columnar {@code batches}. */
+  private void sortBatches(Shape shape, List<ColumnarBatch> batches) {
+    try (ExternalRowSorter sorter = sorter(shape)) {
+      check(shape, rows, sorter.sortBatches(batches.iterator(),
+          ColumnarRowWriter.of(shape.schema)));
+    }
+  }
+
+  /** A partition's sort of the rows of {@code batches}. */
+  private void sortRows(Shape shape, List<ColumnarBatch> batches) {
+    try (ExternalRowSorter sorter = sorter(shape)) {
+      check(shape, rows, sorter.sort(shape.rows(batches)));
+    }
   }
 
   /**
    * The global sort's two sides: map partitions sorted and cut at bounds sampled from their rows,
    * each reduce partition's chunks written and read back by the exchange's serializer, then
-   * sorted (or merged on the device) as the reduce side does; returns the next attempt number.
+   * sorted (or merged on the device) as the reduce side does.
    */
-  private static long global(Shape shape, UnifiedMemoryManager memory, long attempt,
-      SortEngine engine, SplittableRandom random, int rows) {
+  private void sortGlobally(Shape shape) {
     int perMap = rows / MAP_PARTITIONS;
     List<List<ColumnarBatch>> maps = new ArrayList<>();
     List<RangeBounds.PartitionSample> samples = new ArrayList<>();
@@ -146,8 +159,8 @@ final class RowPathWarmup {
       writers[p] = serializer.newInstance().serializeStream(blocks[p]);
     }
     for (int m = 0; m < MAP_PARTITIONS; m++) {
-      try (Closing sorter = sorter(shape, memory, attempt++, engine)) {
-        Iterator<Tuple2<Integer, RowChunk>> chunks = sorter.get().sortBatchesIntoChunks(
+      try (ExternalRowSorter sorter = sorter(shape)) {
+        Iterator<Tuple2<Integer, RowChunk>> chunks = sorter.sortBatchesIntoChunks(
             maps.get(m).iterator(), ColumnarRowWriter.of(shape.schema), bounds, m);
         while (chunks.hasNext()) {
           Tuple2<Integer, RowChunk> chunk = chunks.next();
@@ -171,36 +184,26 @@ final class RowPathWarmup {
           return (RowChunk) read.next();
         }
       };
-      try (Closing sorter = sorter(shape, memory, attempt++, engine)) {
-        total += check(shape, -1, sorter.get().sortChunksAsReducer(chunks, 0));
+      try (ExternalRowSorter sorter = sorter(shape)) {
+        total += check(shape, -1, sorter.sortChunksAsReducer(chunks, 0));
       }
     }
     if (total != (long) perMap * MAP_PARTITIONS) {
       throw new IllegalStateException("the row path's warm-up sort of " + shape.name + " keys "
           + "lost rows in its exchange: " + total + " of " + (long) perMap * MAP_PARTITIONS);
     }
-    return attempt;
   }
 
   /**
-   * A sorter outside any task, its memory a task of {@code memory}'s own, closed (all it holds
-   * released) where a task would be ended: at the end of its block, whether its output was read
-   * to the end or a check failed part way.
+   * A sorter outside any task, its memory a task of {@link #memory}'s own, closed (all it holds
+   * released) where a task would be ended: at the end of its try block, whether its output was
+   * read to the end or a check failed part way.
    */
-  private static Closing sorter(Shape shape, UnifiedMemoryManager memory, long attempt,
-      SortEngine engine) {
-    SortMemory taskMemory = new SortMemory(new TaskMemoryManager(memory, attempt));
-    return new Closing(ExternalRowSorter.outsideTask(shape.plan, taskMemory, engine, () -> {
+  private ExternalRowSorter sorter(Shape shape) {
+    SortMemory taskMemory = new SortMemory(new TaskMemoryManager(memory, sorts++));
+    return ExternalRowSorter.outsideTask(shape.plan, taskMemory, engine, () -> {
       throw new IOException("the row path's warm-up does not spill");
-    }));
-  }
-
-  /** A sorter closed at the end of a try block. */
-  private record Closing(ExternalRowSorter get) implements AutoCloseable {
-    @Override
-    public void close() {
-      get.close();
-    }
+    });
   }
 
   /**
