@@ -22,7 +22,10 @@
 #            within, global and SQL; Parquet within and global (FIRST_LABELS: a space-separated
 #            choice of cached-within cached-global cached-sql parquet-within parquet-global); the
 #            first under JFR, its task threads' samples folded by run (FIRST_JFR=0 leaves it out);
-#            FIRST_NOWARM=1 adds cached within again with the row path's warm-up off
+#            FIRST_NOWARM=1 adds cached within again with the row path's warm-up off;
+#            FIRST_JFR_LABELS picks the JVMs recorded (cached-within cached-within-nowarmup),
+#            whose task samples are split by run (first, rep 1, ...) and deoptimizations listed;
+#            FIRST_ARGS: more SortBenchmark arguments (--skip global.mode=sort, say)
 #   BUSY     SortBenchmark --session busy (1e8 rows; string keys 2e7): the cases interleaved in one
 #            session, then each alone in a JVM of its own
 #   ONESHOT  fresh JVMs, one run each: the Parquet -> sort -> Parquet job (1e8 rows; FileSort and
@@ -53,7 +56,7 @@ bench() {
 }
 # The benchmark's own tables: every line but Spark's and the JVM's log lines.
 tables() {
-  grep -vE "^(WARN|INFO|NOTE|[0-9]{2}/[0-9]{2}/[0-9]{2}|\s+at |SLF4J|Using Spark)" "$1" \
+  grep -vE "^(window|WARN|INFO|NOTE|[0-9]{2}/[0-9]{2}/[0-9]{2}|\s+at |SLF4J|Using Spark)" "$1" \
     | grep -vE "^\s*$" | head -n "${2:-80}"
 }
 # Folds the task threads' execution samples of a recording into "count frame;frame;..." lines,
@@ -75,6 +78,39 @@ jit_summary() {  # $1: recording, $2: output
     /^}/ { if (d >= 20) printf "%.0f %s %s %s\n", d, level, t, m; d = 0 }' | sort -rn > "$2"
   echo "$2: $(wc -l < "$2") compilations over 20 ms ($(awk '{ s += $1 } END { print s + 0 }' "$2") ms), $(grep -c io.gpusort "$2") of them io.gpusort ($(awk '/io.gpusort/ { s += $1 } END { print s + 0 }' "$2") ms)"
   grep io.gpusort "$2" | head -n 12
+}
+
+# The task threads' samples (Java and native) of a recording split by SortBenchmark's run windows
+# ("window CASE | RUN | ..." lines of its log): "count RUN<TAB>EVENT<TAB>stack" lines into $3; prints
+# each run's samples, then for the runs of the case named $4 the 12 frames of ours (io.gpusort,
+# the innermost on the stack; the leaf where none is ours) most samples were in.
+window_samples() {  # $1: recording, $2: the benchmark's log, $3: output, $4: a case's name
+  for event in jdk.ExecutionSample jdk.NativeMethodSample; do
+    bash "$host_sh" run -- jfr print --events "$event" --stack-depth 64 "$1" \
+      | awk -v ev="$event" -f "$(dirname "$0")/window-samples.awk" "$2" -
+  done | sort | uniq -c | sort -k2 -k1,1rn > "$3"
+  awk -F'\t' '{ c = $1 + 0; run = $1; sub(/^ *[0-9]+ /, "", run); total[run "\t" $2] += c }
+    END { for (r in total) print total[r] "\t" r }' "$3" | sort -t$'\t' -k2
+  awk -F'\t' -v want="$4" '{ c = $1 + 0; run = $1; sub(/^ *[0-9]+ /, "", run)
+      if (index(run, want) == 0) next
+      n = split($3, f, ";"); at = f[1]
+      for (i = 1; i <= n; i++) if (f[i] ~ /^io[.]gpusort[.]/) { at = f[i]; break }
+      frame[run "\t" $2 "\t" at] += c }
+    END { for (l in frame) print frame[l] "\t" l }' "$3" | sort -t$'\t' -k2,3 -k1,1rn \
+    | awk -F'\t' '{ key = $2 "\t" $3; if (++seen[key] <= 12) print }'
+}
+
+# The JIT's deoptimizations of the project's methods in a recording: "time method reason action"
+# lines, and how many there were in all.
+deopt_summary() {  # $1: recording, $2: output
+  bash "$host_sh" run -- jfr print --events jdk.Deoptimization "$1" | awk '
+    /startTime = / { t = $3 }
+    /method = / { m = $3 }
+    /reason = / { r = $3 }
+    /action = / { a = $3 }
+    /^}/ { print t, m, r, a }' > "$2"
+  echo "$2: $(wc -l < "$2") deoptimizations, $(grep -c io.gpusort "$2") of io.gpusort methods"
+  grep io.gpusort "$2" | awk '{ print $2, $3 }' | sort | uniq -c | sort -rn | head -n 15
 }
 
 if [ "${PIN:-0}" = 1 ]; then
@@ -163,18 +199,18 @@ if [ "${FIRST:-0}" = 1 ]; then
     fi
     jvm=""
     [ "$label" = cached-within-nowarmup ] && jvm="-Dspark.gpusort.warmup.rowPath=false"
-    if [ "${FIRST_JFR:-1}" = 1 ] && [[ "$label" == cached-within* ]]; then
-      jvm="$jvm -XX:StartFlightRecording=filename=/tmp/$label.jfr,settings=profile,+jdk.Compilation#threshold=10ms"
+    if [ "${FIRST_JFR:-1}" = 1 ] && [[ " ${FIRST_JFR_LABELS:-cached-within cached-within-nowarmup} " == *" $label "* ]]; then
+      jvm="$jvm -XX:StartFlightRecording=filename=/tmp/$label.jfr,settings=profile,+jdk.Compilation#threshold=10ms,+jdk.Deoptimization#enabled=true"
     fi
+    rm -f "/tmp/$label.jfr"
     bench "first-$label" "$jvm" --cases "$cases" --input "$input" --rows "$rows" \
-      --reps "${REPS_FIRST:-2}" --first "\"$first\""
-    tables "$out/bench-first-$label.txt" 40
-  done
-  for label in cached-within cached-within-nowarmup; do
+      --reps "${REPS_FIRST:-2}" --first "\"$first\"" ${FIRST_ARGS:-}
+    tables "$out/bench-first-$label.txt" 90
     [ -f "/tmp/$label.jfr" ] || continue
-    fold_samples "/tmp/$label.jfr" "$out/first-samples-$label.txt"
-    head -n 25 "$out/first-samples-$label.txt"
+    window_samples "/tmp/$label.jfr" "$out/bench-first-$label.txt" \
+      "$out/first-windows-$label.txt" "${first%%,*}"
     jit_summary "/tmp/$label.jfr" "$out/first-jit-$label.txt"
+    deopt_summary "/tmp/$label.jfr" "$out/first-deopt-$label.txt"
   done
 fi
 

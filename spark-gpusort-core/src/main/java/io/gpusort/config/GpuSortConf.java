@@ -291,6 +291,13 @@ public final class GpuSortConf {
     return conf;
   }
 
+  /** These settings with {@code entry} set to {@code value} (validated as {@link #of} does). */
+  public GpuSortConf with(ConfEntry<?> entry, String value) {
+    Map<String, String> settings = new java.util.HashMap<>(raw);
+    settings.put(entry.key(), value);
+    return of(settings);
+  }
+
   public <T> T get(ConfEntry<T> entry) {
     return entry.parse(raw.get(entry.key()));
   }

@@ -19,6 +19,8 @@ public final class EngineStats {
   private static final LongAdder MERGED_ROWS = new LongAdder();
   private static final LongAdder MERGED_RUNS = new LongAdder();
   private static final LongAdder DEVICE_RETRIES = new LongAdder();
+  private static final LongAdder DEVICE_ALLOCS = new LongAdder();
+  private static final LongAdder DEVICE_ALLOC_NANOS = new LongAdder();
   /** This thread's rows and sort nanoseconds: a Spark task runs on one thread. */
   private static final ThreadLocal<long[]> THREAD = ThreadLocal.withInitial(() -> new long[2]);
 
@@ -59,6 +61,26 @@ public final class EngineStats {
    */
   public static void recordDeviceRetry() {
     DEVICE_RETRIES.increment();
+  }
+
+  /**
+   * A call into the device's driver that took or gave back device memory ({@code cuMemAlloc},
+   * {@code cuMemFree}) and took {@code nanos}: the first query pays for these, later ones reuse
+   * what the engine keeps.
+   */
+  public static void recordDeviceAlloc(long nanos) {
+    DEVICE_ALLOCS.increment();
+    DEVICE_ALLOC_NANOS.add(nanos);
+  }
+
+  /** Calls that took or gave back device memory ({@link #recordDeviceAlloc}). */
+  public static long deviceAllocs() {
+    return DEVICE_ALLOCS.sum();
+  }
+
+  /** Time spent in them. */
+  public static long deviceAllocNanos() {
+    return DEVICE_ALLOC_NANOS.sum();
   }
 
   /** Failed device allocations answered on the device or the host ({@link #recordDeviceRetry}). */

@@ -69,6 +69,14 @@ final class RowPathWarmup {
   /** Map and reduce partitions of the global sort. */
   private static final int MAP_PARTITIONS = 2;
   private static final int REDUCE_PARTITIONS = 4;
+  /**
+   * The staging ring of the even rounds ({@code spark.gpusort.gather.stagingBytes}): stretches of
+   * 4 KiB rather than the tasks' 512 KiB, so that the upload's per-stretch methods run often
+   * enough to be compiled by the optimizing JIT here (on the H200 host they were otherwise
+   * compiled during the first query, 0.1-0.5 s each while every core ran a task); the odd rounds
+   * sort with the session's own ring.
+   */
+  static final long SMALL_STAGING_BYTES = 16L << 10;
   private static final ClassTag<Object> OBJECT = ClassTag$.MODULE$.Any();
 
   private final SortEngine engine;
@@ -102,9 +110,12 @@ final class RowPathWarmup {
   static int run(SortEngine engine, GpuSortConf conf, int rounds, int rows,
       BooleanSupplier tasksSorting) {
     RowPathWarmup warmup = new RowPathWarmup(engine, rows);
-    Shape[] shapes = {Shape.longKey(conf, rows), Shape.stringKey(conf, rows)};
+    GpuSortConf small = conf.get(GpuSortConf.STAGING_BYTES) > 0
+        ? conf.with(GpuSortConf.STAGING_BYTES, Long.toString(SMALL_STAGING_BYTES)) : conf;
+    Shape[][] shapes = {{Shape.longKey(small, rows), Shape.stringKey(small, rows)},
+        {Shape.longKey(conf, rows), Shape.stringKey(conf, rows)}};
     for (int round = 0; round < rounds; round++) {
-      for (Shape shape : shapes) {
+      for (Shape shape : shapes[round % 2]) {
         List<ColumnarBatch> batches = shape.batches(warmup.random, rows);
         List<Runnable> steps = List.of(() -> warmup.sortBatches(shape, batches),
             () -> warmup.sortRows(shape, batches), () -> warmup.sortGlobally(shape));

@@ -207,6 +207,43 @@ class PinnedArenaTest {
     }
   }
 
+  /**
+   * While a piece of the arena is in use (a sort on the device, whether or not the busy condition
+   * knows of it), pinning waits before its next chunk; once every piece is back, it goes on.
+   */
+  @Test
+  void pinningWaitsWhilePiecesAreInUse() throws InterruptedException {
+    FakePinned allocator = new FakePinned();
+    AtomicBoolean hold = new AtomicBoolean(true);
+    try (PinnedArena arena = new PinnedArena(allocator, 4 * CHUNK, CHUNK)) {
+      // Only the first chunk is pinned until a piece of it is taken.
+      arena.pauseWhile(() -> hold.get() && arena.readyBytes() >= CHUNK);
+      arena.start(1);
+      assertTrue(waitFor(() -> arena.readyBytes() >= CHUNK), "the first chunk was not pinned");
+      long piece = arena.tryAllocate(4096);
+      assertTrue(piece != 0, "the pinned chunk refused a piece");
+      // The pause condition no longer holds; the piece in use alone holds the pinning back.
+      hold.set(false);
+      assertFalse(arena.awaitReady(200), "pinned while a piece was in use");
+      assertEquals(1, allocator.allocations.get(), "a chunk pinned while a piece was in use");
+      arena.release(piece, 4096);
+      assertTrue(arena.awaitReady(10_000), "not pinned once the piece was back");
+      assertEquals(4, allocator.allocations.get());
+    }
+  }
+
+  private static boolean waitFor(java.util.function.BooleanSupplier condition)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) {
+        return false;
+      }
+      Thread.sleep(5);
+    }
+    return true;
+  }
+
   /** Closing an arena whose pinning waits for sorts to end stops the waiting threads. */
   @Test
   void closingEndsAPausedPinning() throws InterruptedException {

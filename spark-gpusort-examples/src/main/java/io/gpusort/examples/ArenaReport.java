@@ -1,9 +1,12 @@
 package io.gpusort.examples;
 
+import io.gpusort.engine.EngineStats;
 import io.gpusort.engine.Engines;
 import io.gpusort.memory.HostBuffer;
 import io.gpusort.memory.PinnedArena;
 import java.io.PrintStream;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.ManagementFactory;
 import java.time.LocalTime;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
@@ -22,13 +25,31 @@ final class ArenaReport {
   /** The case column is at least as wide as the other tables'. */
   private static final int MIN_NAME_WIDTH = 36;
 
-  /** The growing counters a run's figures are taken the difference of. */
-  record Mark(long refusedBytes, long refusedPieces, long acquireNanos) {
+  /**
+   * The growing counters a run's figures are taken the difference of: the arena's refusals, the
+   * wait for host memory, the device's allocations, the JIT's compile time and classes loaded.
+   */
+  record Mark(long refusedBytes, long refusedPieces, long acquireNanos, long deviceAllocs,
+      long deviceAllocNanos, long jitMillis, long classesLoaded) {
     static Mark now() {
       PinnedArena.Stats stats = HostBuffer.arenaStats();
-      return new Mark(stats.refusedBytes(), stats.refusedPieces(), HostBuffer.acquireNanos());
+      CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+      return new Mark(stats.refusedBytes(), stats.refusedPieces(), HostBuffer.acquireNanos(),
+          EngineStats.deviceAllocs(), EngineStats.deviceAllocNanos(),
+          jit == null || !jit.isCompilationTimeMonitoringSupported() ? 0
+              : jit.getTotalCompilationTime(),
+          ManagementFactory.getClassLoadingMXBean().getTotalLoadedClassCount());
+    }
+
+    long[] minus(Mark before) {
+      return new long[] {refusedBytes - before.refusedBytes, refusedPieces - before.refusedPieces,
+          acquireNanos - before.acquireNanos, deviceAllocs - before.deviceAllocs,
+          deviceAllocNanos - before.deviceAllocNanos, jitMillis - before.jitMillis,
+          classesLoaded - before.classesLoaded};
     }
   }
+
+  private static final int FIGURES = 7;
 
   /** Per case: refused bytes and pieces and acquire nanoseconds of its warm-up run. */
   private final long[][] firstRun;
@@ -39,19 +60,19 @@ final class ArenaReport {
   private final PinnedArena.Stats[] after;
 
   ArenaReport(int numCases) {
-    firstRun = new long[numCases][3];
-    timedRuns = new long[numCases][3];
+    firstRun = new long[numCases][FIGURES];
+    timedRuns = new long[numCases][FIGURES];
     timedRunCounts = new int[numCases];
     after = new PinnedArena.Stats[numCases];
   }
 
   /** Adds the run of case {@code caseIndex} that began at {@code before} and just ended. */
   void add(int caseIndex, boolean warmUp, Mark before) {
-    Mark now = Mark.now();
+    long[] run = Mark.now().minus(before);
     long[] sums = warmUp ? firstRun[caseIndex] : timedRuns[caseIndex];
-    sums[0] += now.refusedBytes() - before.refusedBytes();
-    sums[1] += now.refusedPieces() - before.refusedPieces();
-    sums[2] += now.acquireNanos() - before.acquireNanos();
+    for (int k = 0; k < FIGURES; k++) {
+      sums[k] += run[k];
+    }
     if (!warmUp) {
       timedRunCounts[caseIndex]++;
     }
@@ -101,6 +122,32 @@ final class ArenaReport {
         + "which went to plain memory; wait s: time the tasks spent waiting for host memory for "
         + "the device (HostBuffer.acquireNanos, summed over tasks); in the case's first run and "
         + "per timed run. This JVM's figures: the executor's with a local master");
+  }
+
+  /**
+   * One row per case: what its first run paid beside a timed run, in this JVM (every thread's
+   * share, the background warm-ups' included): the JIT's compile time, classes loaded, and calls
+   * that took or gave back device memory with their time.
+   */
+  void printFirstRunCosts(List<String> names, PrintStream out) {
+    int width = Math.max(MIN_NAME_WIDTH, names.stream().mapToInt(String::length).max().orElse(0));
+    String name = "%-" + width + "s";
+    out.println(String.format(Locale.ROOT, "%n" + name + " | %-34s | %-34s", "first run's costs",
+        "first run", "per timed run"));
+    out.println(String.format(Locale.ROOT, name + " | %6s %7s %9s %9s | %6s %7s %9s %9s", "",
+        "JIT s", "classes", "dev alloc", "alloc s", "JIT s", "classes", "dev alloc", "alloc s"));
+    for (int i = 0; i < names.size(); i++) {
+      double runs = Math.max(1, timedRunCounts[i]);
+      long[] f = firstRun[i];
+      long[] t = timedRuns[i];
+      out.println(String.format(Locale.ROOT,
+          name + " | %6.2f %7d %9d %9.3f | %6.2f %7.0f %9.1f %9.3f", names.get(i),
+          f[5] / 1e3, f[6], f[3], ExampleRuntime.seconds(f[4]), t[5] / 1e3 / runs, t[6] / runs,
+          t[3] / runs, ExampleRuntime.seconds(t[4]) / runs));
+    }
+    out.println("first run's costs: over the run's wall time, this JVM's JIT compile time (all "
+        + "compiler threads), classes loaded, and calls into the device's driver that took or "
+        + "gave back device memory (cuMemAlloc, cuMemFree) with their time summed over threads");
   }
 
   /** Case {@code i}'s figures on one line, for a run of one case. */

@@ -76,9 +76,15 @@ final class BenchmarkReport {
    */
   static void printStageTable(List<Case> cases,
       List<List<Map<String, Double>>> stageSamples, PrintStream out) {
+    printStageTable("GpuSort stages", cases, stageSamples, out);
+  }
+
+  /** {@link #printStageTable(List, List, PrintStream)} under the heading {@code title}. */
+  static void printStageTable(String title, List<Case> cases,
+      List<List<Map<String, Double>>> stageSamples, PrintStream out) {
     List<String> stages = stageColumns(stageSamples);
     StringBuilder header = new StringBuilder(String.format(Locale.ROOT, "%n%-36s %-7s",
-        "GpuSort stages", "engine"));
+        title, "engine"));
     stages.forEach(stage -> header.append(' ').append(pad(stage, columnWidth(stage))));
     out.println(header.append(' ').append(pad("engine calls", 12)));
     for (int i = 0; i < cases.size(); i++) {
@@ -110,7 +116,13 @@ final class BenchmarkReport {
    * over the timed repetitions: how much of a case's wall time its tasks take.
    */
   static void printTaskTable(List<Case> cases, double[][][] spans, PrintStream out) {
-    out.println(String.format(Locale.ROOT, "%n%-36s %-7s %9s %9s %9s %11s", "tasks", "engine",
+    printTaskTable("tasks", cases, spans, out);
+  }
+
+  /** {@link #printTaskTable(List, double[][][], PrintStream)} under the heading {@code title}. */
+  static void printTaskTable(String title, List<Case> cases, double[][][] spans,
+      PrintStream out) {
+    out.println(String.format(Locale.ROOT, "%n%-36s %-7s %9s %9s %9s %11s", title, "engine",
         "median s", "max s", "GC s", "shuffle MB"));
     for (int i = 0; i < cases.size(); i++) {
       double[][] runs = spans[i];

@@ -213,7 +213,8 @@ public final class SortBenchmark {
    */
   private record Measurements(double[][] seconds, double[] firstSeconds,
       List<List<Map<String, Double>>> stageSamples, double[][][] taskSpans, String[][] slowTasks,
-      ArenaReport arena) {}
+      ArenaReport arena, List<List<Map<String, Double>>> firstStageSamples,
+      double[][][] firstTaskSpans) {}
 
   private static final String SQL_EXTENSIONS = "spark.sql.extensions";
   static final String SQL_CASE = "SQL ORDER BY, plugin";
@@ -336,7 +337,11 @@ public final class SortBenchmark {
       BenchmarkReport.printStageTable(cases, measured.stageSamples(), out);
       BenchmarkReport.printTaskTable(cases, measured.taskSpans(), out);
       BenchmarkReport.printSlowTasks(cases, measured.slowTasks(), out);
+      BenchmarkReport.printStageTable("GpuSort stages, first run", cases,
+          measured.firstStageSamples(), out);
+      BenchmarkReport.printTaskTable("tasks, first run", cases, measured.firstTaskSpans(), out);
       measured.arena().print(cases.stream().map(Case::name).toList(), out);
+      measured.arena().printFirstRunCosts(cases.stream().map(Case::name).toList(), out);
       double[] medians = new double[cases.size()];
       for (int i = 0; i < cases.size(); i++) {
         medians[i] = ExampleRuntime.median(measured.seconds()[i]);
@@ -527,6 +532,9 @@ public final class SortBenchmark {
     double[] firstSeconds = new double[cases.size()];
     List<List<Map<String, Double>>> stageSamples = new ArrayList<>();
     cases.forEach(c -> stageSamples.add(new ArrayList<>()));
+    List<List<Map<String, Double>>> firstStageSamples = new ArrayList<>();
+    cases.forEach(c -> firstStageSamples.add(new ArrayList<>()));
+    double[][][] firstTaskSpans = new double[cases.size()][1][];
     double[][][] taskSpans = new double[cases.size()][reps][];
     String[][] slowTasks = new String[cases.size()][reps];
     ArenaReport arena = new ArenaReport(cases.size());
@@ -537,9 +545,20 @@ public final class SortBenchmark {
     try {
       for (int k = 0; k < cases.size(); k++) {
         int i = k == 0 ? firstCase : k <= firstCase ? k - 1 : k;
+        WriteCapture.awaitListeners(spark);
+        writes.clear();
+        tasks.clear();
         ArenaReport.Mark before = ArenaReport.Mark.now();
+        long from = System.currentTimeMillis();
         firstSeconds[i] = timeSeconds(spark, cases.get(i), rows, true);
+        printRunWindow(cases.get(i), "first", from);
         arena.add(i, true, before);
+        WriteCapture.awaitListeners(spark);
+        firstTaskSpans[i][0] = tasks.spans();
+        if (cases.get(i).gpuSort() && cases.get(i).job() == null) {
+          firstStageSamples.get(i).add(
+              StageMetrics.sample(writes.next(spark, cases.get(i).name()).executedPlan()));
+        }
       }
       for (int rep = 0; rep < reps; rep++) {
         for (int k = 0; k < cases.size(); k++) {
@@ -550,7 +569,9 @@ public final class SortBenchmark {
           writes.clear();
           tasks.clear();
           ArenaReport.Mark before = ArenaReport.Mark.now();
+          long from = System.currentTimeMillis();
           seconds[i][rep] = timeSeconds(spark, c, rows, false);
+          printRunWindow(c, "rep " + (rep + 1), from);
           arena.add(i, false, before);
           WriteCapture.awaitListeners(spark);
           taskSpans[i][rep] = tasks.spans();
@@ -564,18 +585,41 @@ public final class SortBenchmark {
       spark.listenerManager().unregister(writes);
       spark.sparkContext().removeSparkListener(tasks);
     }
-    return new Measurements(seconds, firstSeconds, stageSamples, taskSpans, slowTasks, arena);
+    return new Measurements(seconds, firstSeconds, stageSamples, taskSpans, slowTasks, arena,
+        firstStageSamples, firstTaskSpans);
+  }
+
+  /**
+   * A line naming the run of {@code c} that began at {@code fromMillis} and just ended, with its
+   * wall-clock window, for matching a flight recording's samples to runs: "window CASE | RUN |
+   * from HH:MM:SS.mmm to HH:MM:SS.mmm".
+   */
+  private static void printRunWindow(Case c, String run, long fromMillis) {
+    java.time.format.DateTimeFormatter clock =
+        java.time.format.DateTimeFormatter.ofPattern("HH:mm:ss.SSS");
+    java.time.ZoneId zone = java.time.ZoneId.systemDefault();
+    System.out.printf(Locale.ROOT, "window %s | %s | from %s to %s%n", c.name(), run,
+        clock.format(java.time.Instant.ofEpochMilli(fromMillis).atZone(zone)),
+        clock.format(java.time.Instant.now().atZone(zone)));
   }
 
   /**
    * Runs {@code c} once and returns its seconds; a file case's output is deleted after, and with
    * {@code check} first read back and compared with Spark's sort of the input.
    */
+  /** Keys some case's own settings have set in this session: reset before each run. */
+  private final java.util.Set<String> caseKeys = new java.util.HashSet<>();
+
   double timeSeconds(SparkSession spark, Case c, Dataset<Row> input, boolean check) {
     Map<String, String> settings = args.settings();
-    // A variant's settings hold for its own case only: the others get the run's settings back.
-    for (Map<String, String> conf : args.variants().values()) {
-      for (String key : conf.keySet()) {
+    // A variant's settings, and a case's own (byKey's global.mode), hold for that case only: the
+    // others get the run's settings back. (Until 2026-12-05 a case's own were left set, so the SQL
+    // case run after byKey's sort mode ran in that mode: its "first run" 2.6-3.5x its steady one.)
+    List<java.util.Set<String>> keySets = new ArrayList<>();
+    args.variants().values().forEach(conf -> keySets.add(conf.keySet()));
+    keySets.add(caseKeys);
+    for (java.util.Set<String> keys : keySets) {
+      for (String key : keys) {
         if (settings.containsKey(key)) {
           spark.conf().set(key, settings.get(key));
         } else {
@@ -583,6 +627,7 @@ public final class SortBenchmark {
         }
       }
     }
+    caseKeys.addAll(c.conf().keySet());
     // The plugin's replacement of Spark's sorts only in the SQL case (unless --conf asks).
     String sqlEnabled = GpuSortConf.SQL_ENABLED.key();
     spark.conf().set(sqlEnabled, settings.getOrDefault(sqlEnabled, "false"));

@@ -3,6 +3,7 @@ package io.gpusort.engine.cuda;
 import static jcuda.driver.JCudaDriver.cuMemAlloc;
 import static jcuda.driver.JCudaDriver.cuMemFree;
 
+import io.gpusort.engine.EngineStats;
 import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.Map;
@@ -59,10 +60,10 @@ final class DeviceMemoryPool {
           + " bytes exceeded: " + inUseBytes + " in use, " + classBytes + " more asked for");
     }
     CUdeviceptr pointer = new CUdeviceptr();
-    int result = cuMemAlloc(pointer, classBytes);
+    int result = timedAlloc(pointer, classBytes);
     if (result != jcuda.driver.CUresult.CUDA_SUCCESS) {
       trim();
-      result = cuMemAlloc(pointer, classBytes);
+      result = timedAlloc(pointer, classBytes);
     }
     if (result == jcuda.driver.CUresult.CUDA_ERROR_OUT_OF_MEMORY) {
       throw new DeviceMemoryExhaustedException("cuMemAlloc of " + classBytes
@@ -70,6 +71,13 @@ final class DeviceMemoryPool {
     }
     Cuda.check(result, "cuMemAlloc", classBytes + " bytes");
     return handOut(pointer, classBytes);
+  }
+
+  private static int timedAlloc(CUdeviceptr pointer, long bytes) {
+    long start = System.nanoTime();
+    int result = cuMemAlloc(pointer, bytes);
+    EngineStats.recordDeviceAlloc(System.nanoTime() - start);
+    return result;
   }
 
   private DeviceBuffer handOut(CUdeviceptr pointer, long classBytes) {
@@ -106,7 +114,10 @@ final class DeviceMemoryPool {
   synchronized void trim() {
     for (Map.Entry<Long, ArrayDeque<CUdeviceptr>> e : idle.entrySet()) {
       for (CUdeviceptr pointer : e.getValue()) {
-        Cuda.check(cuMemFree(pointer), "cuMemFree", e.getKey() + " bytes");
+        long start = System.nanoTime();
+        int result = cuMemFree(pointer);
+        EngineStats.recordDeviceAlloc(System.nanoTime() - start);
+        Cuda.check(result, "cuMemFree", e.getKey() + " bytes");
       }
     }
     idle.clear();

@@ -1,0 +1,26 @@
+# Splits the task threads' samples that `jfr print --events EVENT --stack-depth 64` prints by the
+# runs SortBenchmark names in its log ("window CASE | RUN | from HH:MM:SS.mmm to HH:MM:SS.mmm"),
+# one "RUN-LABEL<TAB>EVENT<TAB>frame;frame;..." line a sample, leaf first, 24 frames deep (pipe
+# through sort | uniq -c to count them). awk -v ev=EVENT -f window-samples.awk LOG -
+FNR == NR {
+  if ($1 == "window") {
+    n++
+    line = substr($0, 8)
+    split(line, part, " \\| ")
+    name[n] = part[1] " | " part[2]
+    from[n] = $(NF - 2)
+    to[n] = $NF
+  }
+  next
+}
+$1 == ev { inS = 1; st = ""; th = ""; t = ""; k = 0; next }
+inS && /startTime/ { t = $3 }
+inS && /sampledThread/ { th = $0 }
+inS && /stackTrace = \[/ { inT = 1; next }
+inT && /^[ \t]*\]/ { inT = 0; next }
+inT { if (k < 24) { f = $1; sub(/\(.*/, "", f); st = (k == 0 ? f : st ";" f); k++ } }
+inS && /^}/ {
+  inS = 0
+  if (th !~ /Executor task launch/) next
+  for (i = 1; i <= n; i++) if (t >= from[i] && t <= to[i]) print name[i] "\t" ev "\t" st
+}
