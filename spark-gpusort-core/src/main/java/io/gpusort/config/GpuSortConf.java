@@ -149,9 +149,10 @@ public final class GpuSortConf {
       "spark.gpusort.intake.cacheBatches", true,
       "Whether, with spark.gpusort.intake.columnar on, a sort within partitions right above a "
           + "scan of the in-memory cache whose columns are numbers, strings or binaries reads the "
-          + "cache's batches itself (numbers decoded by Spark's own accessor, strings and binaries "
-          + "copied from where they lie) where Spark would convert them into rows; off, such a "
-          + "cache comes as Spark's rows.");
+          + "cache's batches itself (numbers decoded by Spark's own accessor into vectors reused "
+          + "batch after batch, strings and binaries copied from where they lie); off, such a "
+          + "cache comes as Spark's scan hands it out: rows where it has a string or binary "
+          + "column, else batches it keeps until the task ends.");
 
   public static final ConfEntry<GlobalMode> GLOBAL_MODE = enumEntry("spark.gpusort.global.mode",
       GlobalMode.class, GlobalMode.MERGE,
@@ -231,9 +232,10 @@ public final class GpuSortConf {
   public static final ConfEntry<Long> PINNED_ARENA_BYTES = bytesOrAutoEntry(
       "spark.gpusort.memory.pinned.arenaBytes",
       "Page-locked host memory an executor with a CUDA device pins once, in the background from "
-          + "when the engine opens (the executor's start with the plugin, else its first sort), "
-          + "and keeps for its sorts' pages, keys and permutations: the device moves them by DMA "
-          + "at bus speed. Sorts that need more use plain memory, which goes to the device through "
+          + "when the engine opens (the executor's start with the plugin, else its first sort) and "
+          + "only while the executor runs no task (pinning slows the tasks beside it), and keeps "
+          + "for its sorts' pages, keys and permutations: the device moves them by DMA at bus "
+          + "speed. Sorts that need more use plain memory, which goes to the device through "
           + "a few page-locked staging buffers, slower; nothing is page-locked in task time. auto: "
           + "spark.gpusort.memory.pinned.hostFraction of the machine's memory divided among its "
           + "GPUs. Every executor of a host counts its arena in one register, so that together "

@@ -7,7 +7,8 @@ import org.slf4j.LoggerFactory;
 /**
  * The process's one page-locked arena: sized from the last {@link ArenaSettings} given before a
  * GPU engine opens, reserved in the host's register ({@link HostShare}), then pinned in the
- * background for the life of the process.
+ * background for the life of the process, only while no task runs ({@link RunningTasks}) and
+ * nothing else registered with {@link #pauseWhile} holds it back.
  */
 final class ProcessArena {
   private static final Logger LOG = LoggerFactory.getLogger(ProcessArena.class);
@@ -28,12 +29,17 @@ final class ProcessArena {
     return before;
   }
 
-  /** Pinning pauses while {@code value} says so, in the arena now and any made later. */
+  /**
+   * Pinning also pauses while {@code value} says so, in the arena now and any made later (the
+   * last value given counts).
+   */
   static synchronized void pauseWhile(BooleanSupplier value) {
     busy = value;
-    if (arena != null) {
-      arena.pauseWhile(value);
-    }
+  }
+
+  /** Whether pinning waits: a task runs or just ended, or {@link #pauseWhile}'s condition. */
+  private static boolean busy() {
+    return RunningTasks.busy() || busy.getAsBoolean();
   }
 
   static synchronized void configure(ArenaSettings value) {
@@ -52,7 +58,7 @@ final class ProcessArena {
     long granted = request == 0 ? 0 : HostShare.reserve(s.registerDir(), request,
         s.hostCapBytes(machine));
     arena = new PinnedArena(allocator, granted, PinnedArena.DEFAULT_CHUNK_BYTES);
-    arena.pauseWhile(busy);
+    arena.pauseWhile(ProcessArena::busy);
     arena.start(s.pinThreads());
     LOG.info("Page-locked host arena: {} MiB asked ({}), {} MiB granted of the host's {} MiB "
         + "share ({} of {} MiB, {} GPUs), pinned by {} background threads", request >> 20,

@@ -10,10 +10,12 @@ import io.gpusort.engine.Engines;
 import io.gpusort.engine.SortEngine;
 import io.gpusort.memory.HostBuffer;
 import io.gpusort.memory.HostMemory;
+import io.gpusort.memory.RunningTasks;
 import io.gpusort.sql.ArenaSizing;
 import io.gpusort.sql.EarlyStart;
 import java.util.Map;
 import java.util.function.LongSupplier;
+import org.apache.spark.TaskContext;
 import org.apache.spark.api.plugin.ExecutorPlugin;
 import org.apache.spark.api.plugin.PluginContext;
 import org.apache.spark.resource.ResourceInformation;
@@ -22,7 +24,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The executor side of {@link GpuSortPlugin}: opens the engine once, reports it to the driver,
- * registers the executor's sort metrics, records each task's sorting, closes the GPU engines at
+ * registers the executor's sort metrics, records each task's sorting and tells the page-locked
+ * arena which tasks run ({@link RunningTasks}: it pins between them), closes the GPU engines at
  * shutdown.
  */
 final class GpuSortExecutorPlugin implements ExecutorPlugin {
@@ -107,7 +110,18 @@ final class GpuSortExecutorPlugin implements ExecutorPlugin {
 
   @Override
   public void onTaskStart() {
-    taskStart.set(new long[] {EngineStats.threadRows(), EngineStats.threadSortNanos()});
+    long[] before = taskStart.get();
+    if (before != null && before[2] >= 0) {
+      // The thread's last task ended without an end hook: it runs no more.
+      RunningTasks.ended(before[2]);
+    }
+    // Spark sets the task's context before this hook and unsets it before the end hooks.
+    TaskContext task = TaskContext.get();
+    long taskId = task == null ? -1 : task.taskAttemptId();
+    if (taskId >= 0) {
+      RunningTasks.started(taskId);
+    }
+    taskStart.set(new long[] {EngineStats.threadRows(), EngineStats.threadSortNanos(), taskId});
   }
 
   @Override
@@ -120,11 +134,20 @@ final class GpuSortExecutorPlugin implements ExecutorPlugin {
     taskEnded();
   }
 
-  /** A task's sorted rows and sort time: what its thread sorted between start and end. */
+  /**
+   * The task ended: the arena may pin once the executor is idle; its sorted rows and sort time
+   * (what its thread sorted between start and end) go to the histograms.
+   */
   private void taskEnded() {
     long[] start = taskStart.get();
     taskStart.remove();
-    if (start == null || taskRows == null) {
+    if (start == null) {
+      return;
+    }
+    if (start[2] >= 0) {
+      RunningTasks.ended(start[2]);
+    }
+    if (taskRows == null) {
       return;
     }
     long rows = EngineStats.threadRows() - start[0];

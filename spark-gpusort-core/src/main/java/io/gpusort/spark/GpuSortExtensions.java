@@ -27,7 +27,7 @@ public final class GpuSortExtensions extends AbstractFunction1<SparkSessionExten
     scala.Option<SparkContext> active = SparkContext$.MODULE$.getActive();
     if (active.isDefined()) {
       SparkConf conf = active.get().getConf();
-      EarlyStart.forLocal(conf, GpuSortPlugin.settings(conf));
+      EarlyStart.forLocal(active.get(), GpuSortPlugin.settings(conf));
     }
     // Adaptive execution plans with the query-stage preparation rules (so EXPLAIN shows the
     // replacement); without it, the columnar rules are where a physical rule can run. Either

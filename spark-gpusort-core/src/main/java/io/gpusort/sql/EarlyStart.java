@@ -8,6 +8,7 @@ import io.gpusort.memory.HostBuffer;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.spark.SparkConf;
+import org.apache.spark.SparkContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -19,7 +20,9 @@ import org.slf4j.LoggerFactory;
  * sorts, then the row path's ({@link RowPathWarmup}). In local mode the driver's JVM runs the
  * tasks, so the first query finds that done or under way instead of doing it in task time. On a
  * cluster the executors do it at their first sort (or at their start, with the plugin). Once per
- * JVM; failures are only logged: the task opens the engine itself then.
+ * JVM; failures are only logged: the task opens the engine itself then. Each local context also
+ * gets a listener that tells the arena which tasks run ({@link LocalTaskListener}), as the
+ * plugin's executor side does.
  */
 public final class EarlyStart {
   private static final Logger LOG = LoggerFactory.getLogger(EarlyStart.class);
@@ -28,9 +31,17 @@ public final class EarlyStart {
 
   private EarlyStart() {}
 
-  /** Starts the preparation with {@code settings} (spark.gpusort.* keys) if {@code conf} is local. */
-  public static void forLocal(SparkConf conf, Map<String, String> settings) {
-    if (!conf.get("spark.master", "").startsWith("local") || STARTED.getAndSet(true)) {
+  /**
+   * Starts the preparation with {@code settings} (spark.gpusort.* keys) if {@code context} is
+   * local.
+   */
+  public static void forLocal(SparkContext context, Map<String, String> settings) {
+    SparkConf conf = context.getConf();
+    if (!conf.get("spark.master", "").startsWith("local")) {
+      return;
+    }
+    LocalTaskListener.listenTo(context);
+    if (STARTED.getAndSet(true)) {
       return;
     }
     Thread start = new Thread(() -> {

@@ -46,7 +46,7 @@ public final class GpuSortTransform<T> extends AbstractFunction1<Dataset<T>, Dat
     Map<String, String> settings = gpusortSettings(session);
     GpuSortConf conf = GpuSortConf.of(settings);
     Engines.checkAvailable(EngineOptions.of(conf));
-    EarlyStart.forLocal(session.sparkContext().getConf(), settings);
+    EarlyStart.forLocal(session.sparkContext(), settings);
 
     Dataset<T> sparkSorted = global
         ? input.orderBy(sortOrders)

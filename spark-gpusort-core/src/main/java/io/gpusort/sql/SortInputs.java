@@ -46,25 +46,26 @@ final class SortInputs {
 
   /**
    * The batches the columnar intake takes from {@code child}, or null where the rows come as
-   * rows: those of the columnar source below, or, with {@code cacheBatches} and where the child
-   * is a scan of the in-memory cache that would hand out rows (a string or binary column), its
-   * cached batches read by {@link CachedBatchColumns}.
+   * rows: with {@code cacheBatches} and where the child is a scan of the in-memory cache, its
+   * cached batches read by {@link CachedBatchColumns} (also where Spark's scan would hand out
+   * batches itself: it keeps every batch of a task until the task ends); else those of the
+   * columnar source below.
    */
   static RDD<ColumnarBatch> columnarInput(SparkPlan child, GpuSortConf conf) {
     boolean columnarIntake = conf.get(GpuSortConf.COLUMNAR_INTAKE);
-    SparkPlan columnar = columnarSource(child, columnarIntake);
-    if (columnar != null) {
-      return columnar.executeColumnar();
-    }
     // Under adaptive execution the cache's scan may stand in a query stage of its own (Spark
     // 3.5 plans one for a cached relation), whose plan is the scan.
     SparkPlan cacheScan = child instanceof TableCacheQueryStageExec stage ? stage.plan() : child;
     if (columnarIntake && conf.get(GpuSortConf.CACHE_BATCHES)
         && cacheScan instanceof InMemoryTableScanExec scan
         && ColumnarRowWriter.of(child.schema()) != null) {
-      return CachedBatchColumns.read(scan);
+      RDD<ColumnarBatch> cached = CachedBatchColumns.read(scan);
+      if (cached != null) {
+        return cached;
+      }
     }
-    return null;
+    SparkPlan columnar = columnarSource(child, columnarIntake);
+    return columnar == null ? null : columnar.executeColumnar();
   }
 
   /**

@@ -265,6 +265,52 @@ class ColumnarIntakeTest {
     }
   }
 
+  /**
+   * A cache of numbers only, which Spark's scan would hand out as batches itself, is read by the
+   * node from the cached batches, one set of vectors per task reused batch after batch: batches
+   * of 1000 rows (so that each task decodes many into the same vectors), every other one with
+   * nulls (a batch after one with nulls must not keep its null flags), columns stored as they
+   * are, as deltas (the id) and in runs (a value that changes every 1000 rows); the same rows in
+   * the same order as Spark's sort, and with cacheBatches off through Spark's batches.
+   */
+  @Test
+  void cachedNumbersAreReadFromTheCachedBatchesInReusedVectors() {
+    SparkSession spark = SparkTestSession.get();
+    String batchSizeKey = "spark.sql.inMemoryColumnarStorage.batchSize";
+    String before = spark.conf().get(batchSizeKey);
+    String nullInOddBatches = "pmod(id div 1000, 2) = 1 AND pmod(xxhash64(id, 31L), 5) = 0";
+    Dataset<Row> numbers = spark.range(0, ROWS, 1, 3).selectExpr("id",
+        nullable(nullInOddBatches, "xxhash64(id, 32L)") + " AS k_long",
+        nullable(nullInOddBatches, "cast(xxhash64(id, 33L) / 1e9 AS double)") + " AS k_double",
+        nullable(nullInOddBatches, "cast(pmod(xxhash64(id, 34L), 1000) AS int)") + " AS k_int",
+        "cast(id div 1000 AS int) AS runs");
+    spark.conf().set(batchSizeKey, "1000");
+    Dataset<Row> cachedNumbers;
+    try {
+      cachedNumbers = numbers.cache();
+      cachedNumbers.count();
+    } finally {
+      spark.conf().set(batchSizeKey, before);
+    }
+    try {
+      long batches = CachedBatchColumns.batchesRead();
+      check("cached numbers, k_long", cachedNumbers, List.of(col("k_long"), col("id")), Map.of());
+      check("cached numbers, k_double desc", cachedNumbers,
+          List.of(col("k_double").desc_nulls_first(), col("id")), Map.of());
+      check("cached numbers, runs desc, k_int", cachedNumbers,
+          List.of(col("runs").desc(), col("k_int"), col("id")), Map.of());
+      long read = CachedBatchColumns.batchesRead() - batches;
+      assertTrue(read >= 3L * ROWS / 1000, "the node read " + read + " cached batches, not "
+          + "every batch of the three sorts");
+      check("cached numbers, cacheBatches off", cachedNumbers,
+          List.of(col("k_long"), col("id")), Map.of(CACHE_BATCHES, "false"));
+      assertEquals(batches + read, CachedBatchColumns.batchesRead(),
+          "with cacheBatches off, Spark's scan hands out the batches");
+    } finally {
+      cachedNumbers.unpersist();
+    }
+  }
+
   @Test
   void cachedDecimalsGoThroughRows() {
     Dataset<Row> cachedText = textFrame().cache();

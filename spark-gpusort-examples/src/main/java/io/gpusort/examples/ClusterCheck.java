@@ -3,6 +3,7 @@ package io.gpusort.examples;
 import static org.apache.spark.sql.functions.col;
 
 import io.gpusort.GpuSort;
+import io.gpusort.memory.RunningTasks;
 import io.gpusort.spark.GpuSortPlugin;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -13,6 +14,7 @@ import java.util.Set;
 import java.util.TreeSet;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
+import org.apache.spark.api.java.JavaSparkContext;
 import org.apache.spark.api.java.function.Function2;
 import org.apache.spark.api.java.function.MapPartitionsFunction;
 import org.apache.spark.sql.Dataset;
@@ -25,7 +27,8 @@ import org.apache.spark.sql.SparkSession;
  * globally with {@code GpuSort.byKey} and with SQL's {@code ORDER BY} (the extension's
  * replacement), writes both as CSV, and checks on the driver that every partition is sorted, that
  * partitions follow each other in order, that tasks ran on at least {@code minExecutors}
- * executors and that each of them reported its engine to the driver. Prints one line starting
+ * executors, that each of them reported its engine to the driver, and that the plugin's task
+ * hooks tell each executor which tasks it runs (its page-locked arena pins only between them). Prints one line starting
  * {@code CLUSTER CHECK OK} and exits 0, or fails with the reason.
  *
  * <pre>
@@ -59,6 +62,7 @@ public final class ClusterCheck {
     spark.conf().set("spark.sql.adaptive.coalescePartitions.enabled", "false");
     try {
       awaitExecutors(spark, minExecutors);
+      checkTasksReported(spark);
       Dataset<Row> input = spark.range(0, rows, 1, 6).selectExpr("id",
           "(id * 2654435761) % 1000003 AS k", "concat('r', CAST(id % 101 AS STRING)) AS s");
       input.createOrReplaceTempView("t");
@@ -92,6 +96,21 @@ public final class ClusterCheck {
           + " engines=" + reports.values());
     } finally {
       spark.stop();
+    }
+  }
+
+  /**
+   * Fails unless every task of a small job finds itself among its executor's running tasks
+   * ({@link RunningTasks}), which on an executor only the plugin's task hooks report.
+   */
+  private static void checkTasksReported(SparkSession spark) {
+    List<Long> unreported = JavaSparkContext.fromSparkContext(spark.sparkContext())
+        .parallelize(List.of(0, 1, 2, 3, 4, 5), 6)
+        .map(x -> TaskContext.get().taskAttemptId())
+        .filter(id -> !RunningTasks.isRunning(id)).collect();
+    if (!unreported.isEmpty()) {
+      throw new IllegalStateException("tasks " + unreported + " ran unreported to their "
+          + "executors' page-locked arenas");
     }
   }
 
