@@ -39,19 +39,8 @@ grep -E "^(TeraBenchmark|heap|generated|run|case|read|FileSort|ratio)" "$out/$la
 if [ "${JFR:-0}" = 1 ] && [ -f "/tmp/$label.jfr" ]; then
   for event in jdk.ExecutionSample jdk.NativeMethodSample; do
     bash "$host_sh" run -- jfr print --events "$event" --stack-depth 64 "/tmp/$label.jfr" \
-      | awk -v ev="$event" '
-        # The runs: "run N case: ... from HH:MM:SS.mmm to HH:MM:SS.mmm".
-        FNR == NR { if ($1 == "run") { n++; name[n] = $2 " " substr($0, index($0, $3));
-                      sub(/:.*/, "", name[n]); from[n] = $(NF - 2); to[n] = $NF }; next }
-        $1 == ev { inS = 1; st = ""; th = ""; t = ""; k = 0; next }
-        inS && /startTime/ { t = $3 }
-        inS && /sampledThread/ { th = $0 }
-        inS && /stackTrace = \[/ { inT = 1; next }
-        inT && /^[ \t]*\]/ { inT = 0; next }
-        inT { if (k < 24) { f = $1; sub(/\(.*/, "", f); st = (k == 0 ? f : st ";" f); k++ } }
-        inS && /^}/ { inS = 0; if (th !~ /Executor task launch/) next
-          for (i = 1; i <= n; i++) if (t >= from[i] && t <= to[i]) print name[i] "\t" ev "\t" st }
-      ' "$out/$label.txt" - | sort | uniq -c | sort -k2,2 -k1,1rn > "/tmp/$label-$event.txt"
+      | awk -v ev="$event" -f "$(dirname "$0")/window-samples.awk" "$out/$label.txt" - \
+      | sort | uniq -c | sort -k2,2 -k1,1rn > "/tmp/$label-$event.txt"
   done
   cat /tmp/$label-jdk.*.txt > "$out/$label-runs.txt"
   echo "$out/$label-runs.txt: $(wc -l < "$out/$label-runs.txt") stacks"

@@ -1,9 +1,16 @@
 # Splits the task threads' samples that `jfr print --events EVENT --stack-depth 64` prints by the
-# runs SortBenchmark names in its log ("window CASE | RUN | from HH:MM:SS.mmm to HH:MM:SS.mmm"),
-# one "RUN-LABEL<TAB>EVENT<TAB>frame;frame;..." line a sample, leaf first, 24 frames deep (pipe
+# runs SortBenchmark names in its log ("window CASE | RUN | from HH:MM:SS.mmm to HH:MM:SS.mmm")
+# or TeraBenchmark in its ("run N CASE: ... from HH:MM:SS.mmm to HH:MM:SS.mmm"), one
+# "RUN-LABEL<TAB>EVENT<TAB>frame;frame;..." line a sample, leaf first, 24 frames deep (pipe
 # through sort | uniq -c to count them). awk -v ev=EVENT -f window-samples.awk LOG -
 FNR == NR {
-  if ($1 == "window") {
+  if ($1 == "run") {
+    n++
+    name[n] = substr($0, 5)
+    sub(/:.*/, "", name[n])
+    from[n] = $(NF - 2)
+    to[n] = $NF
+  } else if ($1 == "window") {
     n++
     line = substr($0, 8)
     split(line, part, " \\| ")

@@ -129,17 +129,8 @@ final class CachedBatchColumns {
     public Iterator<ColumnarBatch> call(Iterator<CachedBatch> batches) {
       OnHeapColumnVector[] reused = new OnHeapColumnVector[columns.length];
       int[] capacities = new int[columns.length];
-      return new Iterator<>() {
-        @Override
-        public boolean hasNext() {
-          return batches.hasNext();
-        }
-
-        @Override
-        public ColumnarBatch next() {
-          return decode((DefaultCachedBatch) batches.next(), reused, capacities);
-        }
-      };
+      return SortPipelines.mapped(batches,
+          batch -> decode((DefaultCachedBatch) batch, reused, capacities));
     }
 
     private ColumnarBatch decode(DefaultCachedBatch batch, OnHeapColumnVector[] reused,

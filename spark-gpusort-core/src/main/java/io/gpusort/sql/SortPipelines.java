@@ -239,7 +239,7 @@ final class SortPipelines {
   }
 
   /** {@code in}, each element {@code f} of it, as it is read. */
-  private static <A, B> Iterator<B> mapped(Iterator<? extends A> in,
+  static <A, B> Iterator<B> mapped(Iterator<? extends A> in,
       Function<? super A, ? extends B> f) {
     return new Iterator<>() {
       @Override

@@ -28,8 +28,8 @@ import org.apache.spark.sql.SparkSession;
  * replacement), writes both as CSV, and checks on the driver that every partition is sorted, that
  * partitions follow each other in order, that tasks ran on at least {@code minExecutors}
  * executors, that each of them reported its engine to the driver, and that the plugin's task
- * hooks tell each executor which tasks it runs (its page-locked arena pins only between them). Prints one line starting
- * {@code CLUSTER CHECK OK} and exits 0, or fails with the reason.
+ * hooks tell each executor which tasks it runs (its page-locked arena pins only between them).
+ * Prints one line starting {@code CLUSTER CHECK OK} and exits 0, or fails with the reason.
  *
  * <pre>
  *   spark-submit --class io.gpusort.examples.ClusterCheck ... OUTPUT_DIR [ROWS] [MIN_EXECUTORS] [GATE_DIR]

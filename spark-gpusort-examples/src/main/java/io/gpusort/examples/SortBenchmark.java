@@ -540,20 +540,13 @@ public final class SortBenchmark {
     ArenaReport arena = new ArenaReport(cases.size());
     WriteCapture writes = new WriteCapture();
     TaskCapture tasks = new TaskCapture();
+    Capture capture = new Capture(writes, tasks, arena);
     spark.listenerManager().register(writes);
     spark.sparkContext().addSparkListener(tasks);
     try {
       for (int k = 0; k < cases.size(); k++) {
         int i = k == 0 ? firstCase : k <= firstCase ? k - 1 : k;
-        WriteCapture.awaitListeners(spark);
-        writes.clear();
-        tasks.clear();
-        ArenaReport.Mark before = ArenaReport.Mark.now();
-        long from = System.currentTimeMillis();
-        firstSeconds[i] = timeSeconds(spark, cases.get(i), rows, true);
-        printRunWindow(cases.get(i), "first", from);
-        arena.add(i, true, before);
-        WriteCapture.awaitListeners(spark);
+        firstSeconds[i] = runOnce(spark, cases.get(i), i, rows, "first", capture);
         firstTaskSpans[i][0] = tasks.spans();
         if (cases.get(i).gpuSort() && cases.get(i).job() == null) {
           firstStageSamples.get(i).add(
@@ -564,16 +557,7 @@ public final class SortBenchmark {
         for (int k = 0; k < cases.size(); k++) {
           int i = (k + rep) % cases.size();
           Case c = cases.get(i);
-          // Reports of earlier runs still on the way would be taken for this one's.
-          WriteCapture.awaitListeners(spark);
-          writes.clear();
-          tasks.clear();
-          ArenaReport.Mark before = ArenaReport.Mark.now();
-          long from = System.currentTimeMillis();
-          seconds[i][rep] = timeSeconds(spark, c, rows, false);
-          printRunWindow(c, "rep " + (rep + 1), from);
-          arena.add(i, false, before);
-          WriteCapture.awaitListeners(spark);
+          seconds[i][rep] = runOnce(spark, c, i, rows, "rep " + (rep + 1), capture);
           taskSpans[i][rep] = tasks.spans();
           slowTasks[i][rep] = tasks.medianAndSlowest();
           if (c.gpuSort()) {
@@ -587,6 +571,30 @@ public final class SortBenchmark {
     }
     return new Measurements(seconds, firstSeconds, stageSamples, taskSpans, slowTasks, arena,
         firstStageSamples, firstTaskSpans);
+  }
+
+  /** What records a run: the writes' plans, the tasks' spans, the arena's figures. */
+  private record Capture(WriteCapture writes, TaskCapture tasks, ArenaReport arena) {}
+
+  /**
+   * Runs case {@code c} (index {@code i}) once as run {@code run} ("first": the warm-up run, its
+   * output checked; else a timed one), after the listeners' reports of earlier runs arrived (they
+   * would be taken for this one's) and with the captures cleared, prints its window and adds its
+   * arena figures; returns its seconds, its tasks' and writes' reports arrived.
+   */
+  private double runOnce(SparkSession spark, Case c, int i, Dataset<Row> rows, String run,
+      Capture capture) {
+    boolean first = run.equals("first");
+    WriteCapture.awaitListeners(spark);
+    capture.writes().clear();
+    capture.tasks().clear();
+    ArenaReport.Mark before = ArenaReport.Mark.now();
+    long from = System.currentTimeMillis();
+    double seconds = timeSeconds(spark, c, rows, first);
+    printRunWindow(c, run, from);
+    capture.arena().add(i, first, before);
+    WriteCapture.awaitListeners(spark);
+    return seconds;
   }
 
   /**

@@ -80,6 +80,13 @@ final class DeviceMemoryPool {
     return result;
   }
 
+  private static int timedFree(CUdeviceptr pointer) {
+    long start = System.nanoTime();
+    int result = cuMemFree(pointer);
+    EngineStats.recordDeviceAlloc(System.nanoTime() - start);
+    return result;
+  }
+
   private DeviceBuffer handOut(CUdeviceptr pointer, long classBytes) {
     inUseBytes += classBytes;
     peakInUseBytes = Math.max(peakInUseBytes, inUseBytes);
@@ -114,10 +121,7 @@ final class DeviceMemoryPool {
   synchronized void trim() {
     for (Map.Entry<Long, ArrayDeque<CUdeviceptr>> e : idle.entrySet()) {
       for (CUdeviceptr pointer : e.getValue()) {
-        long start = System.nanoTime();
-        int result = cuMemFree(pointer);
-        EngineStats.recordDeviceAlloc(System.nanoTime() - start);
-        Cuda.check(result, "cuMemFree", e.getKey() + " bytes");
+        Cuda.check(timedFree(pointer), "cuMemFree", e.getKey() + " bytes");
       }
     }
     idle.clear();
