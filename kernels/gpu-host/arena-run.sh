@@ -23,6 +23,8 @@
 #            choice of cached-within cached-global cached-sql parquet-within parquet-global); the
 #            first under JFR, its task threads' samples folded by run (FIRST_JFR=0 leaves it out);
 #            FIRST_NOWARM=1 adds cached within again with the row path's warm-up off;
+#            cached-within-spark and parquet-within-spark (named in FIRST_LABELS only) run
+#            Spark's sortWithinPartitions first in a JVM of its own;
 #            FIRST_JFR_LABELS picks the JVMs recorded (cached-within cached-within-nowarmup),
 #            whose task samples are split by run (first, rep 1, ...) and deoptimizations listed;
 #            FIRST_ARGS: more SortBenchmark arguments (--skip global.mode=sort, say)
@@ -190,10 +192,16 @@ if [ "${FIRST:-0}" = 1 ]; then
       "cached-sql|global|cached|SQL ORDER BY" \
       "parquet-within|within|parquet|GpuSort.withinPartitions" \
       "parquet-global|global|parquet|GpuSort.byKey, global.mode=merge" \
-      "cached-within-nowarmup|within|cached|GpuSort.withinPartitions"; do
+      "cached-within-nowarmup|within|cached|GpuSort.withinPartitions" \
+      "cached-within-spark|within|cached|Dataset.sortWithinPartitions" \
+      "parquet-within-spark|within|parquet|Dataset.sortWithinPartitions"; do
     IFS='|' read -r label cases input first <<< "$spec"
     if [ "$label" = cached-within-nowarmup ]; then
       [ "${FIRST_NOWARM:-0}" = 1 ] || continue
+    elif [[ "$label" == *-spark ]]; then
+      # Spark's sort run first in a JVM of its own: its first run as a user's first query meets
+      # it, for the first ratio of the GpuSort JVM of the same input
+      [[ " ${FIRST_LABELS:-} " == *" $label "* ]] || continue
     elif [ -n "${FIRST_LABELS:-}" ] && [[ " $FIRST_LABELS " != *" $label "* ]]; then
       continue
     fi

@@ -7,6 +7,7 @@ import io.gpusort.engine.SortEngine;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
@@ -26,6 +27,10 @@ import org.apache.spark.sql.catalyst.expressions.NamedExpression$;
 import org.apache.spark.sql.catalyst.expressions.NullsFirst$;
 import org.apache.spark.sql.catalyst.expressions.SortOrder;
 import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
+import org.apache.spark.sql.columnar.CachedBatch;
+import org.apache.spark.sql.execution.columnar.ColumnBuilder;
+import org.apache.spark.sql.execution.columnar.ColumnBuilder$;
+import org.apache.spark.sql.execution.columnar.DefaultCachedBatch;
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
@@ -46,6 +51,11 @@ import scala.reflect.ClassTag$;
  * side), on rows of a numeric key and of a string key. The first query's tasks otherwise take
  * their rows in through code the JIT is still compiling while every core runs a task (the H200
  * host's profile of a first run: the intake's own methods compiled 0.1-0.5 s each, inside it).
+ * The partition's sort of batches also runs once more on the same rows as a cache holds them
+ * (built by Spark's own column builders, compressed as its cache compresses them) and decoded as
+ * a task's read of the cache decodes them ({@link CachedBatchColumns}), since a first query from
+ * the cache otherwise compiles Spark's decoders while every core runs a task (1.45 s of compiler
+ * time inside the H200 host's first run of a sort of 1e8 cached rows).
  *
  * <p>The sorts are the tasks' own code, with the session's settings, in memory counted apart from
  * Spark's (a task memory manager of its own): they take no execution memory from the tasks, are
@@ -61,6 +71,8 @@ final class RowPathWarmup {
   static final int ROWS = 1 << 18;
   /** Rows of each columnar batch (a Parquet reader's default). */
   private static final int BATCH_ROWS = 4096;
+  /** Rows of each cached batch ({@code spark.sql.inMemoryColumnarStorage.batchSize}'s default). */
+  static final int CACHE_BATCH_ROWS = 10_000;
   /**
    * Rounds of every shape. 6 rounds of 2^19 rows took 5.6 s on the H200 host alone and were still
    * running at the first query of every benchmark JVM (caching beside them): 4 of 2^18, a third.
@@ -118,7 +130,8 @@ final class RowPathWarmup {
       for (Shape shape : shapes[round % 2]) {
         List<ColumnarBatch> batches = shape.batches(warmup.random, rows);
         List<Runnable> steps = List.of(() -> warmup.sortBatches(shape, batches),
-            () -> warmup.sortRows(shape, batches), () -> warmup.sortGlobally(shape));
+            () -> warmup.sortCached(shape, batches), () -> warmup.sortRows(shape, batches),
+            () -> warmup.sortGlobally(shape));
         for (Runnable step : steps) {
           if (tasksSorting.getAsBoolean()) {
             return warmup.sorts;
@@ -134,6 +147,16 @@ final class RowPathWarmup {
   private void sortBatches(Shape shape, List<ColumnarBatch> batches) {
     try (ExternalRowSorter sorter = sorter(shape)) {
       check(shape, rows, sorter.sortBatches(batches.iterator(),
+          ColumnarRowWriter.of(shape.schema)));
+    }
+  }
+
+  /** A partition's sort of the rows of {@code batches} read back from a cache of them. */
+  private void sortCached(Shape shape, List<ColumnarBatch> batches) {
+    List<CachedBatch> cached = cached(shape.schema, batches);
+    try (ExternalRowSorter sorter = sorter(shape)) {
+      check(shape, rows, sorter.sortBatches(
+          CachedBatchColumns.decoded(cached.iterator(), shape.types()),
           ColumnarRowWriter.of(shape.schema)));
     }
   }
@@ -203,6 +226,52 @@ final class RowPathWarmup {
       throw new IllegalStateException("the row path's warm-up sort of " + shape.name + " keys "
           + "lost rows in its exchange: " + total + " of " + (long) perMap * MAP_PARTITIONS);
     }
+  }
+
+  /**
+   * The rows of {@code batches} as Spark's cache holds them: batches of {@link
+   * #CACHE_BATCH_ROWS}, each column built and compressed by Spark's column builder as {@code
+   * DefaultCachedBatchSerializer} builds it.
+   */
+  static List<CachedBatch> cached(StructType schema, List<ColumnarBatch> batches) {
+    List<CachedBatch> cached = new ArrayList<>();
+    ColumnBuilder[] builders = null;
+    int n = 0;
+    for (ColumnarBatch batch : batches) {
+      for (int r = 0; r < batch.numRows(); r++) {
+        if (builders == null) {
+          builders = new ColumnBuilder[schema.size()];
+          for (int c = 0; c < builders.length; c++) {
+            builders[c] = ColumnBuilder$.MODULE$.apply(schema.fields()[c].dataType(),
+                CACHE_BATCH_ROWS, schema.fields()[c].name(), true);
+          }
+        }
+        InternalRow row = batch.getRow(r);
+        for (int c = 0; c < builders.length; c++) {
+          builders[c].appendFrom(row, c);
+        }
+        if (++n == CACHE_BATCH_ROWS) {
+          cached.add(built(builders, n));
+          builders = null;
+          n = 0;
+        }
+      }
+    }
+    if (n > 0) {
+      cached.add(built(builders, n));
+    }
+    return cached;
+  }
+
+  private static CachedBatch built(ColumnBuilder[] builders, int numRows) {
+    byte[][] buffers = new byte[builders.length][];
+    for (int c = 0; c < builders.length; c++) {
+      ByteBuffer built = builders[c].build();
+      buffers[c] = new byte[built.remaining()];
+      built.get(buffers[c]);
+    }
+    // The batch's statistics only serve to skip batches by a pushed filter: none here.
+    return new DefaultCachedBatch(numRows, buffers, new GenericInternalRow(0));
   }
 
   /**
@@ -282,6 +351,14 @@ final class RowPathWarmup {
         fields[i] = new StructField("c" + i, types[i], true, Metadata.empty());
       }
       return new StructType(fields);
+    }
+
+    DataType[] types() {
+      DataType[] types = new DataType[schema.size()];
+      for (int c = 0; c < types.length; c++) {
+        types[c] = schema.fields()[c].dataType();
+      }
+      return types;
     }
 
     /** {@code rows} random rows as columnar batches. */

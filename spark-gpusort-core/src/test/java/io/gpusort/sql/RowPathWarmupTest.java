@@ -15,9 +15,20 @@ import io.gpusort.engine.SortEngine;
 import io.gpusort.memory.HostBuffer;
 import io.gpusort.engine.cuda.CudaEngine;
 import io.gpusort.memory.HostMemory;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.spark.sql.columnar.CachedBatch;
+import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.vectorized.ColumnVector;
+import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
@@ -38,15 +49,69 @@ class RowPathWarmupTest {
     long columnarBefore = ExternalRowSorter.columnarRowsTakenIn();
     int openBefore = ExternalRowSorter.openSorts();
     int sorts = RowPathWarmup.run(Engines.cpu(), CONF, 2, 20_000, () -> false);
-    // Per round and shape: two whole-partition sorts, two map sides and a reduce side for each
-    // partition the bounds cut.
-    assertTrue(sorts >= 2 * 2 * 5, "sorts run: " + sorts);
+    // Per round and shape: three whole-partition sorts (batches, the cache's batches, rows), two
+    // map sides and a reduce side for each partition the bounds cut.
+    assertTrue(sorts >= 2 * 2 * 6, "sorts run: " + sorts);
     assertEquals(openBefore, ExternalRowSorter.openSorts(), "a warm-up sorter left open");
     assertEquals(hostBefore, HostMemory.bytesInUse(), "native host memory not given back");
     assertEquals(rowsBefore, ExternalRowSorter.rowsTakenIn(),
         "the warm-up's rows counted among the process's");
     assertEquals(columnarBefore, ExternalRowSorter.columnarRowsTakenIn(),
         "the warm-up's batches counted among the process's");
+  }
+
+  @Test
+  void theCachedStepDecodesWhatSparksColumnBuildersHold() {
+    // A long column and a string column of few distinct values (which Spark's builder stores by
+    // dictionary), with nulls, over three cached batches, the last a short one.
+    StructType schema = new StructType()
+        .add("k", DataTypes.LongType, true).add("s", DataTypes.StringType, true);
+    int n = 2 * RowPathWarmup.CACHE_BATCH_ROWS + 123;
+    List<ColumnarBatch> batches = new ArrayList<>();
+    for (int from = 0; from < n; from += 4096) {
+      int rows = Math.min(4096, n - from);
+      OnHeapColumnVector longs = new OnHeapColumnVector(rows, DataTypes.LongType);
+      OnHeapColumnVector strings = new OnHeapColumnVector(rows, DataTypes.StringType);
+      for (int r = 0; r < rows; r++) {
+        long i = from + r;
+        if (i % 7 == 0) {
+          longs.putNull(r);
+        } else {
+          longs.putLong(r, i * 0x9E3779B97F4A7C15L);
+        }
+        if (i % 11 == 0) {
+          strings.putNull(r);
+        } else {
+          strings.putByteArray(r, ("v" + i % 5).getBytes(StandardCharsets.UTF_8));
+        }
+      }
+      batches.add(new ColumnarBatch(new ColumnVector[] {longs, strings}, rows));
+    }
+    long tasksBatchesBefore = CachedBatchColumns.batchesRead();
+    long dictionaryBefore = CachedBytesVector.columnsDecoded(2);
+    List<CachedBatch> cached = RowPathWarmup.cached(schema, batches);
+    assertEquals(3, cached.size());
+    Iterator<ColumnarBatch> decoded = CachedBatchColumns.decoded(cached.iterator(),
+        new DataType[] {DataTypes.LongType, DataTypes.StringType});
+    long i = 0;
+    while (decoded.hasNext()) {
+      ColumnarBatch batch = decoded.next();
+      for (int r = 0; r < batch.numRows(); r++, i++) {
+        assertEquals(i % 7 == 0, batch.column(0).isNullAt(r), "long null at row " + i);
+        if (i % 7 != 0) {
+          assertEquals(i * 0x9E3779B97F4A7C15L, batch.column(0).getLong(r), "row " + i);
+        }
+        assertEquals(i % 11 == 0, batch.column(1).isNullAt(r), "string null at row " + i);
+        if (i % 11 != 0) {
+          assertEquals("v" + i % 5, batch.column(1).getUTF8String(r).toString(), "row " + i);
+        }
+      }
+    }
+    assertEquals(n, i);
+    assertTrue(CachedBytesVector.columnsDecoded(2) > dictionaryBefore,
+        "the string column was not compressed by dictionary as Spark's cache compresses it");
+    assertEquals(tasksBatchesBefore, CachedBatchColumns.batchesRead(),
+        "the warm-up's batches counted among the tasks'");
   }
 
   @Test
