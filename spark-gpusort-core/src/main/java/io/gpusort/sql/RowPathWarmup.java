@@ -124,10 +124,14 @@ final class RowPathWarmup {
     RowPathWarmup warmup = new RowPathWarmup(engine, rows);
     GpuSortConf small = conf.get(GpuSortConf.STAGING_BYTES) > 0
         ? conf.with(GpuSortConf.STAGING_BYTES, Long.toString(SMALL_STAGING_BYTES)) : conf;
-    Shape[][] shapes = {{Shape.longKey(small, rows), Shape.stringKey(small, rows)},
-        {Shape.longKey(conf, rows), Shape.stringKey(conf, rows)}};
     for (int round = 0; round < rounds; round++) {
-      for (Shape shape : shapes[round % 2]) {
+      // Staging rings and nullable columns alternate, so that the compiled intake has seen both
+      // kinds (a schema's nullability picks branches in the key's encoding: compiled for one, the
+      // JIT recompiles it inside the first query that brings the other).
+      GpuSortConf staging = round % 2 == 0 ? small : conf;
+      boolean nullable = round / 2 % 2 == 0;
+      for (Shape shape : List.of(Shape.longKey(staging, rows, nullable),
+          Shape.stringKey(staging, rows, nullable))) {
         List<ColumnarBatch> batches = shape.batches(warmup.random, rows);
         List<Runnable> steps = List.of(() -> warmup.sortBatches(shape, batches),
             () -> warmup.sortCached(shape, batches), () -> warmup.sortRows(shape, batches),
@@ -330,25 +334,27 @@ final class RowPathWarmup {
       KeySpec keys = KeySpec.of(List.of(order), ScalaCollections.list(attributes),
           conf.get(GpuSortConf.STRING_PREFIX_BYTES));
       this.plan = new SortPlan(keys, schema, conf, REDUCE_PARTITIONS, 64L << 20,
-          SortMetrics.NONE, Integer.MAX_VALUE, rows);
+          SortMetrics.unregistered(), Integer.MAX_VALUE, rows);
       this.toUnsafe = UnsafeProjection.create(schema);
     }
 
     /** A long key and two long values: the benchmarks' rows. */
-    static Shape longKey(GpuSortConf conf, int rows) {
-      return new Shape("long", schema(DataTypes.LongType, DataTypes.LongType,
+    static Shape longKey(GpuSortConf conf, int rows, boolean nullable) {
+      return new Shape("long", schema(nullable, DataTypes.LongType, DataTypes.LongType,
           DataTypes.LongType), conf, rows);
     }
 
     /** A string key of 4-24 bytes (some past the key's prefix) and a long value. */
-    static Shape stringKey(GpuSortConf conf, int rows) {
-      return new Shape("string", schema(DataTypes.StringType, DataTypes.LongType), conf, rows);
+    static Shape stringKey(GpuSortConf conf, int rows, boolean nullable) {
+      return new Shape("string", schema(nullable, DataTypes.StringType, DataTypes.LongType), conf,
+          rows);
     }
 
-    private static StructType schema(DataType... types) {
+    /** Columns of {@code types}, all {@code nullable} or none (no value is null). */
+    private static StructType schema(boolean nullable, DataType... types) {
       StructField[] fields = new StructField[types.length];
       for (int i = 0; i < types.length; i++) {
-        fields[i] = new StructField("c" + i, types[i], true, Metadata.empty());
+        fields[i] = new StructField("c" + i, types[i], nullable, Metadata.empty());
       }
       return new StructType(fields);
     }

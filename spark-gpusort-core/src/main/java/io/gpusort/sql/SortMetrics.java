@@ -9,12 +9,13 @@ import org.apache.spark.sql.execution.metric.SQLMetrics;
 
 /**
  * The sort node's SQL metrics (shown in the Spark UI's SQL tab), updated by the tasks. A plan
- * built outside a query (in unit tests) uses {@link #NONE}, whose updates go nowhere.
+ * built outside a query (in unit tests) uses {@link #NONE}, whose updates go nowhere; the row
+ * path's warm-up uses {@link #unregistered()}.
  */
 final class SortMetrics implements Serializable {
   private static final long serialVersionUID = 1L;
 
-  static final SortMetrics NONE = new SortMetrics(null);
+  static final SortMetrics NONE = new SortMetrics(null, false);
 
   /** Rows the node sorted and returned. */
   final SQLMetric outputRows;
@@ -72,43 +73,66 @@ final class SortMetrics implements Serializable {
    */
   final SQLMetric outputTime;
 
-  private SortMetrics(SparkContext sc) {
-    this.outputRows = metric(sc, "number of output rows");
-    this.sortTimeNanos = sc == null ? null : SQLMetrics.createNanoTimingMetric(sc, "sort time", -1);
-    this.engineChunks = metric(sc, "engine calls (chunks)");
-    this.tieBrokenRows = metric(sc, "rows ordered by host tie-break");
-    this.engineFallbacks = metric(sc, "engine fallbacks to cpu");
-    this.bytesToDevice = sc == null ? null : SQLMetrics.createSizeMetric(sc, "bytes to device", -1);
-    this.bytesFromDevice =
-        sc == null ? null : SQLMetrics.createSizeMetric(sc, "bytes from device", -1);
-    this.cpuRows = metric(sc, "rows sorted on cpu");
-    this.cudaRows = metric(sc, "rows sorted on cuda");
-    this.vulkanRows = metric(sc, "rows sorted on vulkan");
-    this.spillSize = sc == null ? null : SQLMetrics.createSizeMetric(sc, "spill size", -1);
-    this.numSpills = metric(sc, "number of spills");
-    this.peakMemory = sc == null ? null : SQLMetrics.createSizeMetric(sc, "peak memory", -1);
-    this.rowsGatheredOnDevice = metric(sc, "rows put in order on device");
-    this.columnarRows = metric(sc, "rows taken in from columnar batches");
-    this.intakeTime = timing(sc, "intake time");
-    this.inputTime = timing(sc, "input time (the child's)");
-    this.gpuWaitTime = timing(sc, "GPU wait time");
-    this.toDeviceTime = timing(sc, "transfer to device time");
-    this.deviceSortTime = timing(sc, "engine sort time");
-    this.gatherTime = timing(sc, "row gather time");
-    this.fromDeviceTime = timing(sc, "transfer from device time");
-    this.outputTime = timing(sc, "output time");
+  /**
+   * Metrics registered with {@code sc}; with none, metrics counted but shown nowhere where {@code
+   * live}, else none (null).
+   */
+  private SortMetrics(SparkContext sc, boolean live) {
+    Metrics m = new Metrics(sc, live);
+    this.outputRows = m.sum("number of output rows");
+    this.sortTimeNanos = m.timing("sort time");
+    this.engineChunks = m.sum("engine calls (chunks)");
+    this.tieBrokenRows = m.sum("rows ordered by host tie-break");
+    this.engineFallbacks = m.sum("engine fallbacks to cpu");
+    this.bytesToDevice = m.size("bytes to device");
+    this.bytesFromDevice = m.size("bytes from device");
+    this.cpuRows = m.sum("rows sorted on cpu");
+    this.cudaRows = m.sum("rows sorted on cuda");
+    this.vulkanRows = m.sum("rows sorted on vulkan");
+    this.spillSize = m.size("spill size");
+    this.numSpills = m.sum("number of spills");
+    this.peakMemory = m.size("peak memory");
+    this.rowsGatheredOnDevice = m.sum("rows put in order on device");
+    this.columnarRows = m.sum("rows taken in from columnar batches");
+    this.intakeTime = m.timing("intake time");
+    this.inputTime = m.timing("input time (the child's)");
+    this.gpuWaitTime = m.timing("GPU wait time");
+    this.toDeviceTime = m.timing("transfer to device time");
+    this.deviceSortTime = m.timing("engine sort time");
+    this.gatherTime = m.timing("row gather time");
+    this.fromDeviceTime = m.timing("transfer from device time");
+    this.outputTime = m.timing("output time");
   }
 
-  private static SQLMetric timing(SparkContext sc, String name) {
-    return sc == null ? null : SQLMetrics.createNanoTimingMetric(sc, name, -1);
+  /** Makes each metric as {@link SQLMetrics} does, registered with a context where there is one. */
+  private record Metrics(SparkContext sc, boolean live) {
+    SQLMetric sum(String name) {
+      return sc != null ? SQLMetrics.createMetric(sc, name) : live ? new SQLMetric("sum", 0) : null;
+    }
+
+    SQLMetric size(String name) {
+      return sc != null ? SQLMetrics.createSizeMetric(sc, name, -1)
+          : live ? new SQLMetric("size", -1) : null;
+    }
+
+    SQLMetric timing(String name) {
+      return sc != null ? SQLMetrics.createNanoTimingMetric(sc, name, -1)
+          : live ? new SQLMetric("nsTiming", -1) : null;
+    }
   }
 
   static SortMetrics create(SparkContext sc) {
-    return new SortMetrics(sc);
+    return new SortMetrics(sc, false);
   }
 
-  private static SQLMetric metric(SparkContext sc, String name) {
-    return sc == null ? null : SQLMetrics.createMetric(sc, name);
+  /**
+   * Metrics that count but are registered nowhere, so shown nowhere: a sort outside any query that
+   * runs the tasks' code and should take the same branches (the row path's warm-up: with {@link
+   * #NONE}, the JIT compiled every update as skipped, then recompiled the intake inside the first
+   * query, whose updates are not).
+   */
+  static SortMetrics unregistered() {
+    return new SortMetrics(null, true);
   }
 
   /** The metrics by key, for {@code SparkPlan.metrics}. */

@@ -170,6 +170,7 @@ final class BusySession {
 
   private static double runOnce(SortBenchmark benchmark, SparkSession spark, BusyCase c,
       Map<Source, Dataset<Row>> rows, ArenaReport arena, int index, boolean warmUp) {
+    DiskSettle.beforeRun(c.label() + (warmUp ? " | first" : ""));
     ArenaReport.Mark before = ArenaReport.Mark.now();
     double seconds = benchmark.timeSeconds(spark, c.shape(), rows.get(c.source()), false);
     arena.add(index, warmUp, before);

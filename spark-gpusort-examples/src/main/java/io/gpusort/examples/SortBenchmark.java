@@ -51,6 +51,10 @@ import org.apache.spark.sql.SparkSession;
  * run in the JVM. After the tables comes the process's page-locked host arena per case
  * ({@link ArenaReport}).
  *
+ * <p>Each run, first and timed, starts once the writes of the runs before it are on disk ({@link
+ * DiskSettle}: a "settle" line says where it waited), so that one case's shuffle files written
+ * back do not slow the next case's writes.
+ *
  * <pre>{@code
  * spark-submit --driver-memory 8g --class io.gpusort.examples.SortBenchmark \
  *     spark-gpusort-examples_spark<line>_<scala>-<version>.jar \
@@ -588,6 +592,7 @@ public final class SortBenchmark {
     WriteCapture.awaitListeners(spark);
     capture.writes().clear();
     capture.tasks().clear();
+    DiskSettle.beforeRun(c.name() + " | " + run);
     ArenaReport.Mark before = ArenaReport.Mark.now();
     long from = System.currentTimeMillis();
     double seconds = timeSeconds(spark, c, rows, first);
@@ -611,13 +616,13 @@ public final class SortBenchmark {
         clock.format(java.time.Instant.now().atZone(zone)));
   }
 
+  /** Keys some case's own settings have set in this session: reset before each run. */
+  private final java.util.Set<String> caseKeys = new java.util.HashSet<>();
+
   /**
    * Runs {@code c} once and returns its seconds; a file case's output is deleted after, and with
    * {@code check} first read back and compared with Spark's sort of the input.
    */
-  /** Keys some case's own settings have set in this session: reset before each run. */
-  private final java.util.Set<String> caseKeys = new java.util.HashSet<>();
-
   double timeSeconds(SparkSession spark, Case c, Dataset<Row> input, boolean check) {
     Map<String, String> settings = args.settings();
     // A variant's settings, and a case's own (byKey's global.mode), hold for that case only: the

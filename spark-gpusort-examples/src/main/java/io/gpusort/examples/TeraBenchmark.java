@@ -223,6 +223,8 @@ public final class TeraBenchmark {
             int c = (turn + Math.max(rep, 0)) % cases.size();
             Path output = new Path(base, "sorted-" + c + "-" + (rep + warmups));
             capture.clear();
+            // The input's generation, an earlier case's output: on disk before the clock starts.
+            DiskSettle.beforeRun(cases.get(c) + " | " + (rep < 0 ? "warm-up" : "run " + (rep + 1)));
             RunCounters before = RunCounters.now();
             double time = runCase(spark, cases.get(c), input, output, outputs);
             awaitListeners(spark);
