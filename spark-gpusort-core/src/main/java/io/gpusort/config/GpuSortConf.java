@@ -259,9 +259,11 @@ public final class GpuSortConf {
       "spark.gpusort.warmup.rowPath", true,
       "Whether a CUDA engine, once open and warmed up (the executor's start with the "
           + "plugin, else a local session's first use), runs a few seconds of sorts through "
-          + "the row path on a background thread: columnar and row intake, the global sort's "
-          + "map and reduce sides, on a numeric and a string key, in memory of its own, so "
-          + "that the JIT compiles that code before the first query rather than while every "
+          + "the row path on a background thread: columnar and row intake (its batches also "
+          + "read back as Spark's in-memory cache holds them, and from a small Parquet file "
+          + "under java.io.tmpdir, deleted after, by Spark's Parquet reader), the global "
+          + "sort's map and reduce sides, on a numeric and a string key, in memory of its own, "
+          + "so that the JIT compiles that code before the first query rather than while every "
           + "core runs a task. It stops once a task sorts.");
 
   private final Map<String, String> raw;

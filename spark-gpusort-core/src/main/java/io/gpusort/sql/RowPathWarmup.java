@@ -7,6 +7,7 @@ import io.gpusort.engine.SortEngine;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Iterator;
@@ -39,6 +40,8 @@ import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import scala.Tuple2;
 import scala.reflect.ClassTag;
 import scala.reflect.ClassTag$;
@@ -55,7 +58,9 @@ import scala.reflect.ClassTag$;
  * (built by Spark's own column builders, compressed as its cache compresses them) and decoded as
  * a task's read of the cache decodes them ({@link CachedBatchColumns}), since a first query from
  * the cache otherwise compiles Spark's decoders while every core runs a task (1.45 s of compiler
- * time inside the H200 host's first run of a sort of 1e8 cached rows).
+ * time inside the H200 host's first run of a sort of 1e8 cached rows). And once more read back
+ * from a Parquet file of them by Spark's vectorized reader ({@link WarmupParquetFile}), whose
+ * first use a first query over Parquet files otherwise pays inside its tasks.
  *
  * <p>The sorts are the tasks' own code, with the session's settings, in memory counted apart from
  * Spark's (a task memory manager of its own): they take no execution memory from the tasks, are
@@ -65,6 +70,7 @@ import scala.reflect.ClassTag$;
  * order, so a wrong row path says so in the log before a task runs it.
  */
 final class RowPathWarmup {
+  private static final Logger LOG = LoggerFactory.getLogger(RowPathWarmup.class);
   /** The warm-up's name in logs and threads. */
   static final String NAME = "row-path";
   /** Rows of each partition sorted: past the intake's small cases, some milliseconds each. */
@@ -96,6 +102,8 @@ final class RowPathWarmup {
   /** Memory of its own, its bound the sorts' need with room to spare: none from Spark's tasks. */
   private final UnifiedMemoryManager memory;
   private final SplittableRandom random = new SplittableRandom(7);
+  /** Whether a Parquet file could not be written or read: that step is left out then. */
+  private boolean parquetUnavailable;
   /** Sorters made so far; each one's task attempt number in {@link #memory}. */
   private int sorts;
 
@@ -134,8 +142,8 @@ final class RowPathWarmup {
           Shape.stringKey(staging, rows, nullable))) {
         List<ColumnarBatch> batches = shape.batches(warmup.random, rows);
         List<Runnable> steps = List.of(() -> warmup.sortBatches(shape, batches),
-            () -> warmup.sortCached(shape, batches), () -> warmup.sortRows(shape, batches),
-            () -> warmup.sortGlobally(shape));
+            () -> warmup.sortCached(shape, batches), () -> warmup.sortParquet(shape, batches),
+            () -> warmup.sortRows(shape, batches), () -> warmup.sortGlobally(shape));
         for (Runnable step : steps) {
           if (tasksSorting.getAsBoolean()) {
             return warmup.sorts;
@@ -162,6 +170,24 @@ final class RowPathWarmup {
       check(shape, rows, sorter.sortBatches(
           CachedBatchColumns.decoded(cached.iterator(), shape.types()),
           ColumnarRowWriter.of(shape.schema)));
+    }
+  }
+
+  /**
+   * A partition's sort of the rows of {@code batches} read back from a Parquet file of them by
+   * Spark's vectorized reader; where no such file can be written (no writable temporary
+   * directory), says so once and leaves this step out from then on.
+   */
+  private void sortParquet(Shape shape, List<ColumnarBatch> batches) {
+    if (parquetUnavailable) {
+      return;
+    }
+    try (WarmupParquetFile file = WarmupParquetFile.write(shape.schema, batches);
+        ExternalRowSorter sorter = sorter(shape)) {
+      check(shape, rows, sorter.sortBatches(file.batches(), ColumnarRowWriter.of(shape.schema)));
+    } catch (IOException | UncheckedIOException e) {
+      parquetUnavailable = true;
+      LOG.warn("The row path's warm-up leaves out reading Parquet: {}", e.toString());
     }
   }
 
