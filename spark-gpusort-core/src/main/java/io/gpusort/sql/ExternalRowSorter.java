@@ -21,6 +21,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
+import org.apache.spark.TaskContext$;
 import org.apache.spark.memory.SparkOutOfMemoryError;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
@@ -102,8 +103,8 @@ final class ExternalRowSorter implements SortMemory.Spiller, AutoCloseable {
    */
   ExternalRowSorter(SortPlan plan, TaskContext task, Function<EngineOptions, SortEngine> engines,
       SpillStore store, boolean presortedRuns) {
-    this(plan, task, new SortMemory(task.taskMemoryManager()), task::killTaskIfInterrupted,
-        engines, store, presortedRuns, true);
+    this(plan, task, new SortMemory(task.taskMemoryManager()), killCheck(task), engines, store,
+        presortedRuns, true);
     task.addTaskCompletionListener((TaskCompletionListener) context -> close());
   }
 
@@ -113,8 +114,19 @@ final class ExternalRowSorter implements SortMemory.Spiller, AutoCloseable {
    */
   static ExternalRowSorter outsideTask(SortPlan plan, SortMemory memory, SortEngine engine,
       SpillStore store) {
-    return new ExternalRowSorter(plan, null, memory, () -> { }, options -> engine, store, false,
-        false);
+    // A task context of its own, never killed: the same kill check as a task's.
+    return new ExternalRowSorter(plan, null, memory, killCheck(TaskContext$.MODULE$.empty()),
+        options -> engine, store, false, false);
+  }
+
+  /**
+   * {@code task}'s check for being killed, of one class for every sorter: the per-row code that
+   * calls it (the output, the intake) is compiled for that one class, by the warm-up and the tasks
+   * alike (with a class of its own, the warm-up's compiled output was thrown away in the first
+   * query on the H200 host, "class_check", and compiled again while the tasks ran).
+   */
+  private static Runnable killCheck(TaskContext task) {
+    return task::killTaskIfInterrupted;
   }
 
   private ExternalRowSorter(SortPlan plan, TaskContext task, SortMemory memory,
