@@ -15,19 +15,13 @@ import io.gpusort.engine.SortEngine;
 import io.gpusort.memory.HostBuffer;
 import io.gpusort.engine.cuda.CudaEngine;
 import io.gpusort.memory.HostMemory;
-import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.spark.sql.columnar.CachedBatch;
-import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
-import org.apache.spark.sql.types.StructType;
-import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -64,50 +58,15 @@ class RowPathWarmupTest {
   void theCachedStepDecodesWhatSparksColumnBuildersHold() {
     // A long column and a string column of few distinct values (which Spark's builder stores by
     // dictionary), with nulls, over three cached batches, the last a short one.
-    StructType schema = new StructType()
-        .add("k", DataTypes.LongType, true).add("s", DataTypes.StringType, true);
+    KnownBatches known = new KnownBatches(7, 11, i -> "v" + i % 5);
     int n = 2 * RowPathWarmup.CACHE_BATCH_ROWS + 123;
-    List<ColumnarBatch> batches = new ArrayList<>();
-    for (int from = 0; from < n; from += 4096) {
-      int rows = Math.min(4096, n - from);
-      OnHeapColumnVector longs = new OnHeapColumnVector(rows, DataTypes.LongType);
-      OnHeapColumnVector strings = new OnHeapColumnVector(rows, DataTypes.StringType);
-      for (int r = 0; r < rows; r++) {
-        long i = from + r;
-        if (i % 7 == 0) {
-          longs.putNull(r);
-        } else {
-          longs.putLong(r, i * 0x9E3779B97F4A7C15L);
-        }
-        if (i % 11 == 0) {
-          strings.putNull(r);
-        } else {
-          strings.putByteArray(r, ("v" + i % 5).getBytes(StandardCharsets.UTF_8));
-        }
-      }
-      batches.add(new ColumnarBatch(new ColumnVector[] {longs, strings}, rows));
-    }
+    List<ColumnarBatch> batches = known.batches(n, 4096);
     long tasksBatchesBefore = CachedBatchColumns.batchesRead();
     long dictionaryBefore = CachedBytesVector.columnsDecoded(2);
-    List<CachedBatch> cached = RowPathWarmup.cached(schema, batches);
+    List<CachedBatch> cached = RowPathWarmup.cached(KnownBatches.SCHEMA, batches);
     assertEquals(3, cached.size());
-    Iterator<ColumnarBatch> decoded = CachedBatchColumns.decoded(cached.iterator(),
-        new DataType[] {DataTypes.LongType, DataTypes.StringType});
-    long i = 0;
-    while (decoded.hasNext()) {
-      ColumnarBatch batch = decoded.next();
-      for (int r = 0; r < batch.numRows(); r++, i++) {
-        assertEquals(i % 7 == 0, batch.column(0).isNullAt(r), "long null at row " + i);
-        if (i % 7 != 0) {
-          assertEquals(i * 0x9E3779B97F4A7C15L, batch.column(0).getLong(r), "row " + i);
-        }
-        assertEquals(i % 11 == 0, batch.column(1).isNullAt(r), "string null at row " + i);
-        if (i % 11 != 0) {
-          assertEquals("v" + i % 5, batch.column(1).getUTF8String(r).toString(), "row " + i);
-        }
-      }
-    }
-    assertEquals(n, i);
+    known.assertReadBack(CachedBatchColumns.decoded(cached.iterator(),
+        new DataType[] {DataTypes.LongType, DataTypes.StringType}), n);
     assertTrue(CachedBytesVector.columnsDecoded(2) > dictionaryBefore,
         "the string column was not compressed by dictionary as Spark's cache compresses it");
     assertEquals(tasksBatchesBefore, CachedBatchColumns.batchesRead(),
