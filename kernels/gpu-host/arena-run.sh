@@ -32,7 +32,9 @@
 #            session, then each alone in a JVM of its own
 #   ONESHOT  fresh JVMs, one run each: the Parquet -> sort -> Parquet job (1e8 rows; FileSort and
 #            Spark's job), then TeraSort 10 GB at an 8g heap (terasort-run.sh)
-# ENGINE (cuda), MASTER (local[16]), HEAP (-Xmx80g), JAVA_OPTS (more JVM options for every run).
+# ENGINE (cuda), MASTER (local[16]), HEAP (-Xmx80g), JAVA_OPTS (more JVM options for every run),
+# SETTLE_SECONDS (SortBenchmark's longest wait for the page cache's writes before a run; its own
+# default, 60 s, where unset; 0 waits never).
 set -uo pipefail
 out=$1
 mkdir -p "$out"
@@ -42,6 +44,7 @@ master=${MASTER:-local[16]}
 heap=${HEAP:-80g}
 rows=${ROWS:-100000000}
 reps=${REPS:-3}
+settle=${SETTLE_SECONDS:+-Dgpusort.bench.settleSeconds=$SETTLE_SECONDS}
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
 { nproc; grep -E "MemTotal|MemAvailable" /proc/meminfo; ulimit -l; } | tee -a "$out/gpu.txt"
 
@@ -51,7 +54,7 @@ bench() {
   shift 2
   local start
   start=$(date +%s)
-  bash "$host_sh" run -- bash -c "java -Xmx$heap $jvm ${JAVA_OPTS:-} -cp \"\${CLASSPATH}\" \
+  bash "$host_sh" run -- bash -c "java -Xmx$heap $jvm $settle ${JAVA_OPTS:-} -cp \"\${CLASSPATH}\" \
     io.gpusort.examples.SortBenchmark --engine $engine --master '$master' $*" \
     > "$out/bench-$label.txt" 2>&1
   echo "SortBenchmark $label exit $? after $(( $(date +%s) - start )) s"
@@ -113,6 +116,25 @@ deopt_summary() {  # $1: recording, $2: output
     /^}/ { print t, m, r, a }' > "$2"
   echo "$2: $(wc -l < "$2") deoptimizations, $(grep -c io.gpusort "$2") of io.gpusort methods"
   grep io.gpusort "$2" | awk '{ print $2, $3 }' | sort | uniq -c | sort -rn | head -n 15
+}
+
+# The classes a recording saw loaded: "time<TAB>thread<TAB>class<TAB>millis" a line (task threads
+# named "task"), and how many the task threads loaded within each run of the benchmark's log.
+class_summary() {  # $1: recording, $2: the benchmark's log, $3: output
+  bash "$host_sh" run -- jfr print --events jdk.ClassLoad "$1" | awk '
+    /startTime = / { t = $3 }
+    /duration = / { d = $3; if ($4 == "s") d *= 1000; else if ($4 == "us") d /= 1000
+      else if ($4 == "ns") d /= 1e6 }
+    /loadedClass = / { c = $3 }
+    /eventThread = / { th = $0; sub(/^[^"]*"/, "", th); sub(/".*/, "", th)
+      if (th ~ /^Executor task launch/) th = "task" }
+    /^}/ { printf "%s\t%s\t%s\t%.3f\n", t, th, c, d }' > "$3"
+  awk -F'\t' 'FNR == NR { if ($1 == "window") { n++; w = substr($0, 8); sub(/ \| from.*/, "", w)
+      name[n] = w; from[n] = $(NF - 2); to[n] = $NF }; next }
+    $2 == "task" { for (i = 1; i <= n; i++) if ($1 >= from[i] && $1 <= to[i]) {
+      k[i]++; ms[i] += $4 } }
+    END { for (i = 1; i <= n; i++) if (k[i]) printf "classes loaded by tasks | %s | %d, %.0f ms\n",
+      name[i], k[i], ms[i] }' FS=' ' "$2" FS='\t' "$3"
 }
 
 if [ "${PIN:-0}" = 1 ]; then
@@ -208,7 +230,7 @@ if [ "${FIRST:-0}" = 1 ]; then
     jvm=""
     [ "$label" = cached-within-nowarmup ] && jvm="-Dspark.gpusort.warmup.rowPath=false"
     if [ "${FIRST_JFR:-1}" = 1 ] && [[ " ${FIRST_JFR_LABELS:-cached-within cached-within-nowarmup} " == *" $label "* ]]; then
-      jvm="$jvm -XX:StartFlightRecording=filename=/tmp/$label.jfr,settings=profile,+jdk.Compilation#threshold=10ms,+jdk.Deoptimization#enabled=true"
+      jvm="$jvm -XX:StartFlightRecording=filename=/tmp/$label.jfr,settings=profile,+jdk.Compilation#threshold=10ms,+jdk.Deoptimization#enabled=true,+jdk.ClassLoad#enabled=true"
     fi
     rm -f "/tmp/$label.jfr"
     bench "first-$label" "$jvm" --cases "$cases" --input "$input" --rows "$rows" \
@@ -219,6 +241,7 @@ if [ "${FIRST:-0}" = 1 ]; then
       "$out/first-windows-$label.txt" "${first%%,*}"
     jit_summary "/tmp/$label.jfr" "$out/first-jit-$label.txt"
     deopt_summary "/tmp/$label.jfr" "$out/first-deopt-$label.txt"
+    class_summary "/tmp/$label.jfr" "$out/bench-first-$label.txt" "$out/first-classes-$label.txt"
   done
 fi
 
