@@ -1,6 +1,6 @@
 package io.gpusort.engine;
 
-import java.util.concurrent.atomic.LongAdder;
+import io.gpusort.memory.Tally;
 
 /**
  * Counts of this process's sorts on the engines, for the plugin's metrics (Spark's metrics
@@ -9,18 +9,18 @@ import java.util.concurrent.atomic.LongAdder;
  * merged); read at any time.
  */
 public final class EngineStats {
-  private static final LongAdder CALLS = new LongAdder();
-  private static final LongAdder ROWS = new LongAdder();
-  private static final LongAdder GPU_ROWS = new LongAdder();
-  private static final LongAdder BYTES_TO_DEVICE = new LongAdder();
-  private static final LongAdder BYTES_FROM_DEVICE = new LongAdder();
-  private static final LongAdder FALLBACKS = new LongAdder();
-  private static final LongAdder SORT_NANOS = new LongAdder();
-  private static final LongAdder MERGED_ROWS = new LongAdder();
-  private static final LongAdder MERGED_RUNS = new LongAdder();
-  private static final LongAdder DEVICE_RETRIES = new LongAdder();
-  private static final LongAdder DEVICE_ALLOCS = new LongAdder();
-  private static final LongAdder DEVICE_ALLOC_NANOS = new LongAdder();
+  private static final Tally CALLS = new Tally();
+  private static final Tally ROWS = new Tally();
+  private static final Tally GPU_ROWS = new Tally();
+  private static final Tally BYTES_TO_DEVICE = new Tally();
+  private static final Tally BYTES_FROM_DEVICE = new Tally();
+  private static final Tally FALLBACKS = new Tally();
+  private static final Tally SORT_NANOS = new Tally();
+  private static final Tally MERGED_ROWS = new Tally();
+  private static final Tally MERGED_RUNS = new Tally();
+  private static final Tally DEVICE_RETRIES = new Tally();
+  private static final Tally DEVICE_ALLOCS = new Tally();
+  private static final Tally DEVICE_ALLOC_NANOS = new Tally();
   /** This thread's rows and sort nanoseconds: a Spark task runs on one thread. */
   private static final ThreadLocal<long[]> THREAD = ThreadLocal.withInitial(() -> new long[2]);
 

@@ -1,6 +1,5 @@
 package io.gpusort.memory;
 
-import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -9,7 +8,7 @@ import java.util.function.BooleanSupplier;
  * Accessors do not check bounds beyond Java assertions: callers stay within {@link #sizeBytes()}.
  */
 public final class HostBuffer implements AutoCloseable {
-  private static final LongAdder ACQUIRE_NANOS = new LongAdder();
+  private static final Tally ACQUIRE_NANOS = new Tally();
   private final long sizeBytes;
   private final HostBufferPool pool;
   private final PinnedArena arena;

@@ -2,7 +2,6 @@ package io.gpusort.memory;
 
 import java.lang.reflect.Field;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.LongAdder;
 import sun.misc.Unsafe;
 
 /**
@@ -19,10 +18,10 @@ public final class HostMemory {
 
   private static final AtomicLong BYTES_IN_USE = new AtomicLong();
   /** Per kind (0 plain, 1 page-locked): blocks allocated, their bytes, and the time spent. */
-  private static final LongAdder[] BLOCKS = {new LongAdder(), new LongAdder()};
-  private static final LongAdder[] BYTES = {new LongAdder(), new LongAdder()};
-  private static final LongAdder[] ALLOCATE_NANOS = {new LongAdder(), new LongAdder()};
-  private static final LongAdder[] FREE_NANOS = {new LongAdder(), new LongAdder()};
+  private static final Tally[] BLOCKS = {new Tally(), new Tally()};
+  private static final Tally[] BYTES = {new Tally(), new Tally()};
+  private static final Tally[] ALLOCATE_NANOS = {new Tally(), new Tally()};
+  private static final Tally[] FREE_NANOS = {new Tally(), new Tally()};
 
   private HostMemory() {}
 

@@ -1,9 +1,9 @@
 package io.gpusort.sql;
 
 import io.gpusort.compat.ScalaCollections;
+import io.gpusort.memory.Tally;
 import java.util.Iterator;
 import java.util.List;
-import java.util.concurrent.atomic.LongAdder;
 import org.apache.spark.api.java.function.FlatMapFunction;
 import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
@@ -52,7 +52,7 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
  * skip batches by their statistics, are not applied (a filter above the scan still is).
  */
 final class CachedBatchColumns {
-  private static final LongAdder BATCHES_READ = new LongAdder();
+  private static final Tally BATCHES_READ = new Tally();
 
   private CachedBatchColumns() {}
 

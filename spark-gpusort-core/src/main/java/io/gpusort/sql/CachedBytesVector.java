@@ -1,6 +1,6 @@
 package io.gpusort.sql;
 
-import java.util.concurrent.atomic.LongAdder;
+import io.gpusort.memory.Tally;
 import org.apache.spark.sql.types.BinaryType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.unsafe.Platform;
@@ -26,7 +26,7 @@ final class CachedBytesVector extends ByteSliceVector {
   private static final int DICTIONARY = 2;
 
   /** Columns decoded per scheme in this process (for tests). */
-  private static final LongAdder[] DECODED = {new LongAdder(), new LongAdder(), new LongAdder()};
+  private static final Tally[] DECODED = {new Tally(), new Tally(), new Tally()};
 
   private CachedBytesVector(DataType type, byte[] buffer, int[] offsets, int[] lengths,
       int numNulls) {

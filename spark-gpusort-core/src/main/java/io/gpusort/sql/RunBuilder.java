@@ -6,12 +6,12 @@ import io.gpusort.engine.RowUpload;
 import io.gpusort.engine.RunStarts;
 import io.gpusort.memory.HostBuffer;
 import io.gpusort.memory.HostMemory;
+import io.gpusort.memory.Tally;
 import io.gpusort.merge.IntComparator;
 import io.gpusort.merge.IntSorts;
 import io.gpusort.merge.LoserTree;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Supplier;
 import org.apache.spark.sql.catalyst.expressions.UnsafeRow;
 import org.apache.spark.sql.vectorized.ColumnVector;
@@ -70,9 +70,9 @@ final class RunBuilder implements AutoCloseable {
   private static final int KILL_CHECK_ROWS = 1 << 16;
 
   /** Keys the intakes of this process encoded straight from a column vector. */
-  private static final LongAdder KEYS_FROM_COLUMNS = new LongAdder();
+  private static final Tally KEYS_FROM_COLUMNS = new Tally();
   /** Times a run's index of this process grew with rows in it, copying them. */
-  private static final LongAdder INDEX_COPIES = new LongAdder();
+  private static final Tally INDEX_COPIES = new Tally();
 
   private final RowKeys keys;
   private final SortMemory memory;

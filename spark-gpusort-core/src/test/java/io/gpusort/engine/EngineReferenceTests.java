@@ -34,6 +34,8 @@ public abstract class EngineReferenceTests {
   /** Sizes around the digit radix, the parallel threshold and powers of two. */
   private static final int[] SMALL_SIZES = {
       0, 1, 2, 3, 7, 255, 256, 257, 4095, 4096, 4097, 65535, 65536, 65537};
+  /** The small sizes from here on are rotated among the shapes on a {@link #slowDevice()}. */
+  private static final int ROTATED_SIZE = 65535;
   private static final KeyShape[] SHAPES = {
       new KeyShape(1, 64), new KeyShape(1, 40), new KeyShape(1, 13), new KeyShape(1, 0),
       new KeyShape(2, 128), new KeyShape(2, 100), new KeyShape(2, 64), new KeyShape(2, 40),
@@ -78,11 +80,25 @@ public abstract class EngineReferenceTests {
   @ParameterizedTest(name = "{0}")
   @EnumSource(InputKind.class)
   void smallSizesEveryShape(InputKind kind) {
-    for (KeyShape shape : SHAPES) {
+    for (int s = 0; s < SHAPES.length; s++) {
       for (int numRows : SMALL_SIZES) {
-        checkSort(kind, numRows, shape);
+        // On a device the CPU emulates, the 64 Ki sizes take a third of the shapes for each kind
+        // of input, turn by turn: every shape still meets them, under 3 of the 9 kinds.
+        if (numRows >= ROTATED_SIZE && slowDevice() && (s + kind.ordinal()) % 3 != 0) {
+          continue;
+        }
+        checkSort(kind, numRows, SHAPES[s]);
       }
     }
+  }
+
+  /**
+   * Whether the engine's device is a CPU emulating one (lavapipe in CI), where the small sizes'
+   * largest take most of a run: a third of their shape and input pairs then. The GPU host and
+   * the CPU engine run every pair.
+   */
+  protected boolean slowDevice() {
+    return false;
   }
 
   static Stream<Arguments> largeCases() {

@@ -42,6 +42,11 @@ abstract class VulkanReferenceSuite extends EngineReferenceTests {
     return new KeepOpen(vulkan);
   }
 
+  @Override
+  protected final boolean slowDevice() {
+    return vulkan != null && vulkan.deviceInfo().type().isSoftware();
+  }
+
   @AfterAll
   static void closeSharedEngines() {
     SHARED.values().forEach(VulkanEngine::close);
