@@ -85,6 +85,8 @@ import scala.Function1;
 class GpuSortOracleTest {
   private static final long BASE_SEED = baseSeed();
   private static final int MEDIUM_ROWS = 3000;
+  /** The system property naming the part of each generated family a run takes ({@link #share}). */
+  static final String SHARE_PROPERTY = "gpusort.test.oracleShare";
   private static final String JAVA8_API = "spark.sql.datetime.java8API.enabled";
 
   private static final String ENGINE = GpuSortConf.ENGINE.key();
@@ -143,6 +145,32 @@ class GpuSortOracleTest {
 
   // ---------------------------------------------------------------- randomized oracle cases
 
+  /**
+   * The part of a family of generated cases this run takes: all of them where the system property
+   * {@value #SHARE_PROPERTY} is unset, else, for "k/n", those whose place in the family is k
+   * modulo n. CI's full run on the default line takes every case; its runs with every sort
+   * spilling and on the other Spark lines take halves in turn, within CI's time.
+   */
+  private static List<DynamicTest> share(List<DynamicTest> family) {
+    String share = System.getProperty(SHARE_PROPERTY, "");
+    if (share.isEmpty()) {
+      return family;
+    }
+    String[] parts = share.split("/");
+    int k = Integer.parseInt(parts[0].trim());
+    int n = Integer.parseInt(parts[1].trim());
+    if (n < 1 || k < 0 || k >= n) {
+      throw new IllegalArgumentException(
+          SHARE_PROPERTY + "=" + share + ": expected k/n with 0 <= k < n");
+    }
+    List<DynamicTest> taken = new ArrayList<>();
+    for (int i = k; i < family.size(); i += n) {
+      taken.add(family.get(i));
+    }
+    return taken;
+  }
+
+
   @TestFactory
   List<DynamicTest> byKeyEveryTypeAndDirection() {
     List<DynamicTest> tests = new ArrayList<>();
@@ -164,7 +192,7 @@ class GpuSortOracleTest {
         }));
       }
     }
-    return tests;
+    return share(tests);
   }
 
   @TestFactory
@@ -184,7 +212,7 @@ class GpuSortOracleTest {
             List.of(new SortKey(key.name, dir)), List.of(EXTRAS.get(index % EXTRAS.size())));
       }));
     }
-    return tests;
+    return share(tests);
   }
 
   @TestFactory
@@ -211,7 +239,7 @@ class GpuSortOracleTest {
         }
       }));
     }
-    return tests;
+    return share(tests);
   }
 
   @Test
@@ -267,7 +295,7 @@ class GpuSortOracleTest {
     edge(tests, "non-nullable keys", MEDIUM_ROWS, Distribution.FEW_DISTINCT, Layout.HASH_4,
         List.of(new SortKey("k_str_nn", Dir.DESC), new SortKey("k_int_nn", Dir.ASC_NULLS_LAST),
             new SortKey("id", Dir.DESC)), UnaryOperator.identity());
-    return tests;
+    return share(tests);
   }
 
   @ParameterizedTest(name = "spark.gpusort.global.partitions={0}")
