@@ -147,9 +147,9 @@ class GpuSortOracleTest {
 
   /**
    * The part of a family of generated cases this run takes: all of them where the system property
-   * {@value #SHARE_PROPERTY} is unset, else, for "k/n", those whose place in the family is k
-   * modulo n. CI's full run on the default line takes every case; its runs with every sort
-   * spilling and on the other Spark lines take halves in turn, within CI's time.
+   * {@value #SHARE_PROPERTY} is unset or empty, else, for "k/n", those whose place in the family
+   * is k modulo n. The build's plain run takes one half and its run with every sort spilling the
+   * other (the pom), so a verify runs each case once; CI's other Spark lines take a half each.
    */
   private static List<DynamicTest> share(List<DynamicTest> family) {
     String share = System.getProperty(SHARE_PROPERTY, "");
@@ -169,7 +169,6 @@ class GpuSortOracleTest {
     }
     return taken;
   }
-
 
   @TestFactory
   List<DynamicTest> byKeyEveryTypeAndDirection() {
