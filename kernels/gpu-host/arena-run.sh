@@ -29,7 +29,8 @@
 #            whose task samples are split by run (first, rep 1, ...) and deoptimizations listed;
 #            FIRST_ARGS: more SortBenchmark arguments (--skip global.mode=sort, say)
 #   BUSY     SortBenchmark --session busy (1e8 rows; string keys 2e7): the cases interleaved in one
-#            session, then each alone in a JVM of its own
+#            session, then each alone in a JVM of its own, but those whose label holds one of
+#            BUSY_SKIP's '|'-separated strings (all nine alone JVMs take more than one call)
 #   ONESHOT  fresh JVMs, one run each: the Parquet -> sort -> Parquet job (1e8 rows; FileSort and
 #            Spark's job), then TeraSort 10 GB at an 8g heap (terasort-run.sh)
 # ENGINE (cuda), MASTER (local[16]), HEAP (-Xmx80g), JAVA_OPTS (more JVM options for every run),
@@ -246,8 +247,13 @@ if [ "${FIRST:-0}" = 1 ]; then
 fi
 
 if [ "${BUSY:-0}" = 1 ]; then
+  skips=""
+  if [ -n "${BUSY_SKIP:-}" ]; then
+    IFS='|' read -ra skip_labels <<< "$BUSY_SKIP"
+    for l in "${skip_labels[@]}"; do skips="$skips --skip \"$l\""; done
+  fi
   bench busy "" --session busy --rows "$rows" --string-rows "${STRING_ROWS:-20000000}" \
-    --reps "${REPS_BUSY:-3}"
+    --reps "${REPS_BUSY:-3}" $skips
   tables "$out/bench-busy.txt" 80
 fi
 

@@ -87,7 +87,10 @@ final class AloneRuns {
     }
   }
 
-  /** Runs each of {@code cases} in a child JVM of its own, one after the other. */
+  /**
+   * Runs each of {@code cases} in a child JVM of its own, one after the other, but those whose
+   * label holds a {@code --skip} string (a result with no figures).
+   */
   static List<Result> launchAll(List<BusyCase> cases, SparkSession spark, int numPartitions,
       SortBenchmarkArgs args, PrintStream out) {
     boolean ownRegister = !args.settings().containsKey(GpuSortConf.PINNED_REGISTER_DIR.key());
@@ -99,7 +102,10 @@ final class AloneRuns {
         shellWords(java).replace(CLASS_PATH_MARK, "<this JVM's class path>"));
     List<Result> results = new ArrayList<>();
     for (int i = 0; i < cases.size(); i++) {
-      results.add(launch(cases.get(i), i, spark, numPartitions, args, ownRegister, out));
+      BusyCase c = cases.get(i);
+      String label = c.label().toLowerCase(Locale.ROOT);
+      results.add(args.skip().stream().anyMatch(label::contains) ? notRun(c)
+          : launch(c, i, spark, numPartitions, args, ownRegister, out));
     }
     return results;
   }
@@ -254,6 +260,10 @@ final class AloneRuns {
     }
   }
 
+  private static Result notRun(BusyCase c) {
+    return new Result(c.label(), Double.NaN, Double.NaN, null);
+  }
+
   private static Result failed(BusyCase c, String why) {
     return new Result(c.label(), Double.NaN, Double.NaN, why);
   }
@@ -284,9 +294,10 @@ final class AloneRuns {
     for (int i = 0; i < cases.size(); i++) {
       Result a = alone.get(i);
       double busyMedian = busy.median(i);
-      if (a.failure() != null) {
-        out.printf(Locale.ROOT, "%-40s %13.3f %14s   (the alone run failed: %s)%n",
-            cases.get(i).label(), busyMedian, "-", a.failure());
+      if (a.failure() != null || Double.isNaN(a.medianSeconds())) {
+        out.printf(Locale.ROOT, "%-40s %13.3f %14s   (%s)%n", cases.get(i).label(), busyMedian,
+            "-", a.failure() == null ? "not run alone: --skip"
+                : "the alone run failed: " + a.failure());
         continue;
       }
       double ratio = busyMedian / a.medianSeconds();

@@ -64,7 +64,7 @@ import org.apache.spark.sql.SparkSession;
  *     [--baseline-max-rows N] [--first LABEL]
  * spark-submit --driver-memory 8g --class io.gpusort.examples.SortBenchmark <jar> --session busy \
  *     [--rows N] [--string-rows N] [--alone-jvms true|false] [--reps 5] [--engine cpu] \
- *     [--partitions N] [--parquet-dir DIR] [--conf key=value ...]
+ *     [--partitions N] [--parquet-dir DIR] [--conf key=value ...] [--skip LABEL ...]
  * }</pre>
  *
  * <p>Options: {@code --rows} (default 10,000,000): a size, or a comma list of sizes
@@ -119,7 +119,9 @@ import org.apache.spark.sql.SparkSession;
  * alone medians, their ratio and whether it is within 15%. Each child gets a register of
  * page-locked memory of its own ({@code spark.gpusort.memory.pinned.registerDir}, unless
  * {@code --conf} sets one), so that its arena is sized as a lone process's while the parent's
- * stays page-locked: the host holds two arenas meanwhile. {@code --input}, {@code --key},
+ * stays page-locked: the host holds two arenas meanwhile. {@code --skip LABEL} leaves the cases
+ * whose label holds it out of the alone JVMs (the busy session runs them all), so that the alone
+ * runs can be split over several calls of a limited length. {@code --input}, {@code --key},
  * {@code --cases}, {@code --variant}, {@code --first} and {@code --baseline-max-rows} do not
  * apply to these sessions.
  *

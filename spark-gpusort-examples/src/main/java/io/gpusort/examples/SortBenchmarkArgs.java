@@ -26,7 +26,8 @@ import java.util.TreeMap;
  * @param aloneCase the busy session's case an alone session runs, or null
  * @param aloneJvms whether the busy session runs each case again in a JVM of its own
  * @param stringRows rows of the busy session's string-key input
- * @param skip substrings of case labels ({@code --skip}, in any case) whose cases do not run
+ * @param skip substrings of case labels ({@code --skip}, in any case) whose cases do not run (in
+ *     the busy session: whose alone JVMs do not run)
  */
 record SortBenchmarkArgs(List<Long> rows, int reps, String master, int partitions, String engine,
     Input input, String parquetDir, KeyShape keyShape, Cases cases, Map<String, String> settings,
@@ -148,6 +149,9 @@ record SortBenchmarkArgs(List<Long> rows, int reps, String master, int partition
     }
     if (session != Session.BUSY) {
       unread.add("--alone-jvms");
+    } else {
+      // The busy session runs every case; --skip leaves cases out of its alone JVMs only.
+      unread.remove("--skip");
     }
     for (String option : given) {
       if (unread.contains(option)) {
