@@ -4,9 +4,12 @@ import io.gpusort.engine.EngineStats;
 import io.gpusort.engine.Engines;
 import io.gpusort.memory.HostBuffer;
 import io.gpusort.memory.PinnedArena;
+import java.io.IOException;
 import java.io.PrintStream;
 import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.LocalTime;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
@@ -27,10 +30,11 @@ final class ArenaReport {
 
   /**
    * The growing counters a run's figures are taken the difference of: the arena's refusals, the
-   * wait for host memory, the device's allocations, the JIT's compile time and classes loaded.
+   * wait for host memory, the device's allocations, the JIT's compile time, classes loaded and
+   * the process's minor page faults (-1 where the system does not say).
    */
   record Mark(long refusedBytes, long refusedPieces, long acquireNanos, long deviceAllocs,
-      long deviceAllocNanos, long jitMillis, long classesLoaded) {
+      long deviceAllocNanos, long jitMillis, long classesLoaded, long minorFaults) {
     static Mark now() {
       PinnedArena.Stats stats = HostBuffer.arenaStats();
       CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
@@ -38,18 +42,37 @@ final class ArenaReport {
           EngineStats.deviceAllocs(), EngineStats.deviceAllocNanos(),
           jit == null || !jit.isCompilationTimeMonitoringSupported() ? 0
               : jit.getTotalCompilationTime(),
-          ManagementFactory.getClassLoadingMXBean().getTotalLoadedClassCount());
+          ManagementFactory.getClassLoadingMXBean().getTotalLoadedClassCount(),
+          processMinorFaults());
+    }
+
+    /**
+     * The process's minor page faults so far (pages touched for the first time: new heap, new
+     * native memory), field 10 of Linux's {@code /proc/self/stat}; -1 elsewhere.
+     */
+    static long processMinorFaults() {
+      try {
+        String stat = Files.readString(Path.of("/proc/self/stat"));
+        // Fields after the command's name, which is in parentheses and may hold spaces.
+        String[] fields = stat.substring(stat.lastIndexOf(')') + 2).trim().split(" ");
+        return Long.parseLong(fields[MINFLT_AFTER_NAME]);
+      } catch (IOException | RuntimeException e) {
+        return -1;
+      }
     }
 
     long[] minus(Mark before) {
       return new long[] {refusedBytes - before.refusedBytes, refusedPieces - before.refusedPieces,
           acquireNanos - before.acquireNanos, deviceAllocs - before.deviceAllocs,
           deviceAllocNanos - before.deviceAllocNanos, jitMillis - before.jitMillis,
-          classesLoaded - before.classesLoaded};
+          classesLoaded - before.classesLoaded,
+          minorFaults < 0 || before.minorFaults < 0 ? -1 : minorFaults - before.minorFaults};
     }
   }
 
-  private static final int FIGURES = 7;
+  private static final int FIGURES = 8;
+  /** minflt's index among /proc/self/stat's fields after the command's name (state is 0). */
+  private static final int MINFLT_AFTER_NAME = 7;
 
   /** Per case: refused bytes and pieces and acquire nanoseconds of its warm-up run. */
   private final long[][] firstRun;
@@ -132,22 +155,31 @@ final class ArenaReport {
   void printFirstRunCosts(List<String> names, PrintStream out) {
     int width = Math.max(MIN_NAME_WIDTH, names.stream().mapToInt(String::length).max().orElse(0));
     String name = "%-" + width + "s";
-    out.println(String.format(Locale.ROOT, "%n" + name + " | %-34s | %-34s", "first run's costs",
+    out.println(String.format(Locale.ROOT, "%n" + name + " | %-43s | %-43s", "first run's costs",
         "first run", "per timed run"));
-    out.println(String.format(Locale.ROOT, name + " | %6s %7s %9s %9s | %6s %7s %9s %9s", "",
-        "JIT s", "classes", "dev alloc", "alloc s", "JIT s", "classes", "dev alloc", "alloc s"));
+    out.println(String.format(Locale.ROOT, name + " | %6s %7s %9s %9s %8s | %6s %7s %9s %9s %8s",
+        "", "JIT s", "classes", "dev alloc", "alloc s", "faults", "JIT s", "classes", "dev alloc",
+        "alloc s", "faults"));
     for (int i = 0; i < names.size(); i++) {
       double runs = Math.max(1, timedRunCounts[i]);
       long[] f = firstRun[i];
       long[] t = timedRuns[i];
       out.println(String.format(Locale.ROOT,
-          name + " | %6.2f %7d %9d %9.3f | %6.2f %7.0f %9.1f %9.3f", names.get(i),
-          f[5] / 1e3, f[6], f[3], ExampleRuntime.seconds(f[4]), t[5] / 1e3 / runs, t[6] / runs,
-          t[3] / runs, ExampleRuntime.seconds(t[4]) / runs));
+          name + " | %6.2f %7d %9d %9.3f %8s | %6.2f %7.0f %9.1f %9.3f %8s", names.get(i),
+          f[5] / 1e3, f[6], f[3], ExampleRuntime.seconds(f[4]), faults(f[7], 1),
+          t[5] / 1e3 / runs, t[6] / runs, t[3] / runs, ExampleRuntime.seconds(t[4]) / runs,
+          faults(t[7], runs)));
     }
     out.println("first run's costs: over the run's wall time, this JVM's JIT compile time (all "
-        + "compiler threads), classes loaded, and calls into the device's driver that took or "
-        + "gave back device memory (cuMemAlloc, cuMemFree) with their time summed over threads");
+        + "compiler threads), classes loaded, calls into the device's driver that took or "
+        + "gave back device memory (cuMemAlloc, cuMemFree) with their time summed over threads, "
+        + "and the process's minor page faults (memory touched for the first time: each costs "
+        + "the toucher a kernel entry and a zeroed page)");
+  }
+
+  /** {@code count / runs} minor faults, or "-" where the system does not count them. */
+  private static String faults(long count, double runs) {
+    return count < 0 ? "-" : String.format(Locale.ROOT, "%.0f", count / runs);
   }
 
   /** Case {@code i}'s figures on one line, for a run of one case. */
