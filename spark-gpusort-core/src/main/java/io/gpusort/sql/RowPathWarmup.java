@@ -339,6 +339,46 @@ final class RowPathWarmup {
     return n;
   }
 
+  /**
+   * How the warm-up's long columns run, each picked so that Spark's cache builder compresses it
+   * with another of the schemes it has for longs (it takes the one that compresses best): random
+   * values pass through as they are; a sequence of small steps is stored by its deltas; values in
+   * long runs by their runs; a few distinct values scattered at random by a dictionary.
+   */
+  enum LongValues {
+    /** Pass-through. */
+    RANDOM,
+    /** Delta-encoded: each value a step of 0-15 after the one before. */
+    SEQUENCE,
+    /** Run-length encoded: runs of {@value #RUN_ROWS} equal values. */
+    RUNS,
+    /** Dictionary-encoded: {@value #DISTINCT} distinct values, far apart, in random order. */
+    FEW;
+
+    /** Distinct values of {@link #FEW} and {@link #RUNS}. */
+    static final int DISTINCT = 8;
+    /** Rows of each run of {@link #RUNS}. */
+    static final int RUN_ROWS = 64;
+
+    /** Payload column {@code c} (1 and up) of the shape {@code shape}. */
+    static LongValues forPayload(String shape, int c) {
+      if (!shape.equals("long")) {
+        return FEW;
+      }
+      return c == 1 ? SEQUENCE : RUNS;
+    }
+
+    /** The value of row {@code row}, after {@code previous}. */
+    long next(SplittableRandom random, int row, long previous, long[] dictionary) {
+      return switch (this) {
+        case RANDOM -> random.nextLong();
+        case SEQUENCE -> previous + random.nextInt(16);
+        case RUNS -> dictionary[row / RUN_ROWS % dictionary.length];
+        case FEW -> dictionary[random.nextInt(dictionary.length)];
+      };
+    }
+  }
+
   /** Rows of one schema, sorted by their first column ascending. */
   private static final class Shape {
     final String name;
@@ -393,8 +433,20 @@ final class RowPathWarmup {
       return types;
     }
 
-    /** {@code rows} random rows as columnar batches. */
+    /**
+     * {@code rows} rows as columnar batches: a random key, and values shaped so that Spark's
+     * cache stores each long column of the shapes with another of its encodings ({@link
+     * LongValues}), as users' columns are (ids in sequence, codes in runs, a few distinct values):
+     * the first query from a cache otherwise compiles the decoders of the encodings the warm-up
+     * did not bring while every core runs a task.
+     */
     List<ColumnarBatch> batches(SplittableRandom random, int rows) {
+      LongValues[] values = new LongValues[schema.size()];
+      for (int c = 0; c < values.length; c++) {
+        values[c] = c == 0 ? LongValues.RANDOM : LongValues.forPayload(name, c);
+      }
+      long[] dictionary = random.longs(LongValues.DISTINCT).toArray();
+      long[] previous = new long[schema.size()];
       List<ColumnarBatch> batches = new ArrayList<>();
       for (int from = 0; from < rows; from += BATCH_ROWS) {
         int n = Math.min(BATCH_ROWS, rows - from);
@@ -406,7 +458,8 @@ final class RowPathWarmup {
             if (type == DataTypes.StringType) {
               column.putByteArray(r, randomString(random));
             } else {
-              column.putLong(r, random.nextLong());
+              previous[c] = values[c].next(random, from + r, previous[c], dictionary);
+              column.putLong(r, previous[c]);
             }
           }
           columns[c] = column;

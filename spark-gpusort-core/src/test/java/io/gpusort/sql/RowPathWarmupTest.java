@@ -12,16 +12,29 @@ import io.gpusort.engine.EngineStats;
 import io.gpusort.engine.Engines;
 import io.gpusort.engine.KeyBatch;
 import io.gpusort.engine.SortEngine;
-import io.gpusort.memory.HostBuffer;
 import io.gpusort.engine.cuda.CudaEngine;
+import io.gpusort.memory.HostBuffer;
 import io.gpusort.memory.HostMemory;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.List;
 import java.util.Map;
+import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.spark.sql.columnar.CachedBatch;
+import org.apache.spark.sql.execution.columnar.DefaultCachedBatch;
+import org.apache.spark.sql.execution.columnar.compression.DictionaryEncoding$;
+import org.apache.spark.sql.execution.columnar.compression.LongDelta$;
+import org.apache.spark.sql.execution.columnar.compression.PassThrough$;
+import org.apache.spark.sql.execution.columnar.compression.RunLengthEncoding$;
+import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.Metadata;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -71,6 +84,45 @@ class RowPathWarmupTest {
         "the string column was not compressed by dictionary as Spark's cache compresses it");
     assertEquals(tasksBatchesBefore, CachedBatchColumns.batchesRead(),
         "the warm-up's batches counted among the tasks'");
+  }
+
+  @Test
+  void theWarmupsLongColumnsBringEachOfTheCachesEncodings() {
+    // One column of each kind of values, cached as a task's cache holds them: Spark's builder
+    // picks the scheme that compresses each best, and each kind must bring another one.
+    RowPathWarmup.LongValues[] kinds = RowPathWarmup.LongValues.values();
+    StructField[] fields = new StructField[kinds.length];
+    for (int c = 0; c < kinds.length; c++) {
+      fields[c] = new StructField("c" + c, DataTypes.LongType, false, Metadata.empty());
+    }
+    int n = RowPathWarmup.CACHE_BATCH_ROWS;
+    SplittableRandom random = new SplittableRandom(3);
+    long[] dictionary = random.longs(RowPathWarmup.LongValues.DISTINCT).toArray();
+    ColumnVector[] columns = new ColumnVector[kinds.length];
+    for (int c = 0; c < kinds.length; c++) {
+      OnHeapColumnVector column = new OnHeapColumnVector(n, DataTypes.LongType);
+      long previous = 0;
+      for (int r = 0; r < n; r++) {
+        previous = kinds[c].next(random, r, previous, dictionary);
+        column.putLong(r, previous);
+      }
+      columns[c] = column;
+    }
+    List<CachedBatch> cached = RowPathWarmup.cached(new StructType(fields),
+        List.of(new ColumnarBatch(columns, n)));
+    assertEquals(1, cached.size());
+    byte[][] buffers = ((DefaultCachedBatch) cached.get(0)).buffers();
+    Map<RowPathWarmup.LongValues, Integer> expected = Map.of(
+        RowPathWarmup.LongValues.RANDOM, PassThrough$.MODULE$.typeId(),
+        RowPathWarmup.LongValues.SEQUENCE, LongDelta$.MODULE$.typeId(),
+        RowPathWarmup.LongValues.RUNS, RunLengthEncoding$.MODULE$.typeId(),
+        RowPathWarmup.LongValues.FEW, DictionaryEncoding$.MODULE$.typeId());
+    for (int c = 0; c < kinds.length; c++) {
+      ByteBuffer header = ByteBuffer.wrap(buffers[c]).order(ByteOrder.nativeOrder());
+      int nulls = header.getInt();
+      header.position(header.position() + 4 * nulls);
+      assertEquals(expected.get(kinds[c]), header.getInt(), kinds[c] + "'s scheme");
+    }
   }
 
   @Test

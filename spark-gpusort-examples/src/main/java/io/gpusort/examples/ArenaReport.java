@@ -187,7 +187,8 @@ final class ArenaReport {
     PinnedArena.Stats stats = after[i] == null ? PinnedArena.Stats.NONE : after[i];
     int runs = Math.max(1, timedRunCounts[i]);
     return String.format(Locale.ROOT, "host arena after the runs: target %.2f GiB, %.2f GiB "
-        + "page-locked, peak %.2f GiB in use; refused %.3f GiB in the first run, %.3f GiB per timed run; waiting "
+        + "page-locked, peak %.2f GiB in use; refused %.3f GiB in the first run, %.3f GiB per "
+        + "timed run; waiting "
         + "for host memory %.3f s in the first run, %.3f s per timed run",
         gib(stats.targetBytes()), gib(stats.readyBytes()), gib(stats.peakInUseBytes()),
         gib(firstRun[i][0]), gib(timedRuns[i][0]) / runs, ExampleRuntime.seconds(firstRun[i][2]),
