@@ -25,11 +25,15 @@ final class EngineWarmup {
   static final int ROWS = 1 << 20;
   /** Key widths sorted: one 64-bit word, one narrowed to 32 bits, two words. */
   private static final int[][] SHAPES = {{1, 64}, {1, 32}, {2, 72}};
+  /** The name of an engine's own warm-up among {@link #ended()}'s. */
+  static final String ENGINE_STEP = "engine";
   private static final List<Thread> RUNNING = new ArrayList<>();
   /** Each engine warmed up, with the thread that warms it. */
   private static final Map<SortEngine, Thread> WARMED = new IdentityHashMap<>();
   /** The names of the steps of layers above started so far, per engine. */
   private static final Map<SortEngine, Set<String>> STEPS = new IdentityHashMap<>();
+  /** The warm-ups that ended, in the order they ended. */
+  private static final List<WarmupTime> ENDED = new ArrayList<>();
 
   private EngineWarmup() {}
 
@@ -54,22 +58,37 @@ final class EngineWarmup {
       return;
     }
     Thread thread = new Thread(() -> {
+      long startMillis = System.currentTimeMillis();
       try {
         engineWarmup.join();
+        startMillis = System.currentTimeMillis();
         long start = System.nanoTime();
         step.accept(engine);
         LOG.info("Warmed up {} on {} in {} ms", name, engine.name(),
             (System.nanoTime() - start) / 1_000_000);
+        ended(name, engine, startMillis, true);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       } catch (RuntimeException | OutOfMemoryError | LinkageError e) {
         LOG.warn("Warming up {} on {} failed; tasks will pay for its first use", name,
             engine.name(), e);
+        ended(name, engine, startMillis, false);
       }
     }, "gpusort-" + name + "-warmup");
     thread.setDaemon(true);
     RUNNING.add(thread);
     thread.start();
+  }
+
+  private static synchronized void ended(String step, SortEngine engine, long startMillis,
+      boolean completed) {
+    ENDED.add(new WarmupTime(step, engine.name(), startMillis, System.currentTimeMillis(),
+        completed));
+  }
+
+  /** The warm-ups that ended so far, in the order they ended. */
+  static synchronized List<WarmupTime> ended() {
+    return List.copyOf(ENDED);
   }
 
   /** Warm-ups (the engines' and the steps after them) still running now. */
@@ -99,6 +118,7 @@ final class EngineWarmup {
   }
 
   static void run(SortEngine engine) {
+    long startMillis = System.currentTimeMillis();
     long start = System.nanoTime();
     SplittableRandom random = new SplittableRandom(42);
     try {
@@ -106,8 +126,10 @@ final class EngineWarmup {
         sortChecked(engine, random, shape[0], shape[1]);
       }
       LOG.info("Warmed up {} in {} ms", engine.name(), (System.nanoTime() - start) / 1_000_000);
+      ended(ENGINE_STEP, engine, startMillis, true);
     } catch (RuntimeException | OutOfMemoryError e) {
       LOG.warn("Warming up {} failed; tasks will pay for the first calls", engine.name(), e);
+      ended(ENGINE_STEP, engine, startMillis, false);
     }
   }
 

@@ -7,6 +7,7 @@ import io.gpusort.engine.cuda.CudaEngine;
 import io.gpusort.engine.vulkan.Vulkan;
 import io.gpusort.engine.vulkan.VulkanEngine;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
@@ -215,6 +216,14 @@ public final class Engines {
   /** Background warm-ups still running: for benchmarks that report what a first query found. */
   public static int warmupsRunning() {
     return EngineWarmup.running();
+  }
+
+  /**
+   * The background warm-ups that ended so far (the engines' own and the steps run after them),
+   * in the order they ended: for benchmarks that set a first query beside them.
+   */
+  public static List<WarmupTime> warmupsEnded() {
+    return EngineWarmup.ended();
   }
 
   /**

@@ -2,6 +2,7 @@ package io.gpusort.examples;
 
 import io.gpusort.engine.EngineStats;
 import io.gpusort.engine.Engines;
+import io.gpusort.engine.WarmupTime;
 import io.gpusort.memory.HostBuffer;
 import io.gpusort.memory.PinnedArena;
 import java.io.IOException;
@@ -10,7 +11,9 @@ import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.time.LocalTime;
+import java.time.ZoneId;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Locale;
@@ -175,6 +178,31 @@ final class ArenaReport {
         + "gave back device memory (cuMemAlloc, cuMemFree) with their time summed over threads, "
         + "and the process's minor page faults (memory touched for the first time: each costs "
         + "the toucher a kernel entry and a zeroed page)");
+    printWarmups(out);
+  }
+
+  /**
+   * When each background warm-up of this JVM ran (the engine's own, then the row path's), to set
+   * beside the first run's window: a warm-up still running then shared the cores with it.
+   */
+  static void printWarmups(PrintStream out) {
+    List<WarmupTime> ended = Engines.warmupsEnded();
+    if (ended.isEmpty()) {
+      out.printf(Locale.ROOT, "background warm-ups: none ended in this JVM (%d running)%n",
+          Engines.warmupsRunning());
+      return;
+    }
+    StringBuilder line = new StringBuilder("background warm-ups:");
+    for (WarmupTime w : ended) {
+      line.append(String.format(Locale.ROOT, " %s on %s %s to %s (%.2f s%s);", w.step(),
+          w.engine(), clock(w.startMillis()), clock(w.endMillis()), w.seconds(),
+          w.completed() ? "" : ", failed"));
+    }
+    out.println(line.substring(0, line.length() - 1));
+  }
+
+  private static LocalTime clock(long epochMillis) {
+    return LocalTime.ofInstant(Instant.ofEpochMilli(epochMillis), ZoneId.systemDefault());
   }
 
   /** {@code count / runs} minor faults, or "-" where the system does not count them. */
