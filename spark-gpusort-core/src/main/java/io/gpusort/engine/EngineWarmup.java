@@ -58,21 +58,21 @@ final class EngineWarmup {
       return;
     }
     Thread thread = new Thread(() -> {
-      long startMillis = System.currentTimeMillis();
       try {
         engineWarmup.join();
-        startMillis = System.currentTimeMillis();
-        long start = System.nanoTime();
-        step.accept(engine);
-        LOG.info("Warmed up {} on {} in {} ms", name, engine.name(),
-            (System.nanoTime() - start) / 1_000_000);
-        ended(name, engine, startMillis, true);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
+        return;
+      }
+      long startMillis = System.currentTimeMillis();
+      try {
+        step.accept(engine);
+        LOG.info("Warmed up {} on {} in {} ms", name, engine.name(),
+            ended(name, engine, startMillis, true).millis());
       } catch (RuntimeException | OutOfMemoryError | LinkageError e) {
+        ended(name, engine, startMillis, false);
         LOG.warn("Warming up {} on {} failed; tasks will pay for its first use", name,
             engine.name(), e);
-        ended(name, engine, startMillis, false);
       }
     }, "gpusort-" + name + "-warmup");
     thread.setDaemon(true);
@@ -80,10 +80,13 @@ final class EngineWarmup {
     thread.start();
   }
 
-  private static synchronized void ended(String step, SortEngine engine, long startMillis,
+  /** Records a warm-up that started at {@code startMillis} and ends now; returns it. */
+  private static synchronized WarmupTime ended(String step, SortEngine engine, long startMillis,
       boolean completed) {
-    ENDED.add(new WarmupTime(step, engine.name(), startMillis, System.currentTimeMillis(),
-        completed));
+    WarmupTime time = new WarmupTime(step, engine.name(), startMillis,
+        System.currentTimeMillis(), completed);
+    ENDED.add(time);
+    return time;
   }
 
   /** The warm-ups that ended so far, in the order they ended. */
@@ -119,17 +122,16 @@ final class EngineWarmup {
 
   static void run(SortEngine engine) {
     long startMillis = System.currentTimeMillis();
-    long start = System.nanoTime();
     SplittableRandom random = new SplittableRandom(42);
     try {
       for (int[] shape : SHAPES) {
         sortChecked(engine, random, shape[0], shape[1]);
       }
-      LOG.info("Warmed up {} in {} ms", engine.name(), (System.nanoTime() - start) / 1_000_000);
-      ended(ENGINE_STEP, engine, startMillis, true);
+      LOG.info("Warmed up {} in {} ms", engine.name(),
+          ended(ENGINE_STEP, engine, startMillis, true).millis());
     } catch (RuntimeException | OutOfMemoryError e) {
-      LOG.warn("Warming up {} failed; tasks will pay for the first calls", engine.name(), e);
       ended(ENGINE_STEP, engine, startMillis, false);
+      LOG.warn("Warming up {} failed; tasks will pay for the first calls", engine.name(), e);
     }
   }
 

@@ -12,8 +12,13 @@ package io.gpusort.engine;
  */
 public record WarmupTime(String step, String engine, long startMillis, long endMillis,
     boolean completed) {
+  /** Its duration in milliseconds. */
+  public long millis() {
+    return endMillis - startMillis;
+  }
+
   /** Its duration in seconds. */
   public double seconds() {
-    return (endMillis - startMillis) / 1e3;
+    return millis() / 1e3;
   }
 }

@@ -360,14 +360,6 @@ final class RowPathWarmup {
     /** Rows of each run of {@link #RUNS}. */
     static final int RUN_ROWS = 64;
 
-    /** Payload column {@code c} (1 and up) of the shape {@code shape}. */
-    static LongValues forPayload(String shape, int c) {
-      if (!shape.equals("long")) {
-        return FEW;
-      }
-      return c == 1 ? SEQUENCE : RUNS;
-    }
-
     /** The value of row {@code row}, after {@code previous}. */
     long next(SplittableRandom random, int row, long previous, long[] dictionary) {
       return switch (this) {
@@ -385,10 +377,14 @@ final class RowPathWarmup {
     final StructType schema;
     final SortPlan plan;
     private final UnsafeProjection toUnsafe;
+    /** How each long column's values run (the key's: random); a string column's is not read. */
+    private final LongValues[] values;
 
-    private Shape(String name, StructType schema, GpuSortConf conf, int rows) {
+    private Shape(String name, StructType schema, LongValues[] values, GpuSortConf conf,
+        int rows) {
       this.name = name;
       this.schema = schema;
+      this.values = values;
       List<Attribute> attributes = new ArrayList<>();
       for (StructField f : schema.fields()) {
         attributes.add(new AttributeReference(f.name(), f.dataType(), f.nullable(),
@@ -404,16 +400,20 @@ final class RowPathWarmup {
       this.toUnsafe = UnsafeProjection.create(schema);
     }
 
-    /** A long key and two long values: the benchmarks' rows. */
+    /** A long key and two long values (one in a sequence, one in runs): the benchmarks' rows. */
     static Shape longKey(GpuSortConf conf, int rows, boolean nullable) {
       return new Shape("long", schema(nullable, DataTypes.LongType, DataTypes.LongType,
-          DataTypes.LongType), conf, rows);
+          DataTypes.LongType), new LongValues[] {LongValues.RANDOM, LongValues.SEQUENCE,
+          LongValues.RUNS}, conf, rows);
     }
 
-    /** A string key of 4-24 bytes (some past the key's prefix) and a long value. */
+    /**
+     * A string key of 4-24 bytes (some past the key's prefix) and a long value of a few distinct
+     * ones.
+     */
     static Shape stringKey(GpuSortConf conf, int rows, boolean nullable) {
-      return new Shape("string", schema(nullable, DataTypes.StringType, DataTypes.LongType), conf,
-          rows);
+      return new Shape("string", schema(nullable, DataTypes.StringType, DataTypes.LongType),
+          new LongValues[] {LongValues.RANDOM, LongValues.FEW}, conf, rows);
     }
 
     /** Columns of {@code types}, all {@code nullable} or none (no value is null). */
@@ -441,10 +441,6 @@ final class RowPathWarmup {
      * did not bring while every core runs a task.
      */
     List<ColumnarBatch> batches(SplittableRandom random, int rows) {
-      LongValues[] values = new LongValues[schema.size()];
-      for (int c = 0; c < values.length; c++) {
-        values[c] = c == 0 ? LongValues.RANDOM : LongValues.forPayload(name, c);
-      }
       long[] dictionary = random.longs(LongValues.DISTINCT).toArray();
       long[] previous = new long[schema.size()];
       List<ColumnarBatch> batches = new ArrayList<>();
