@@ -24,7 +24,11 @@
 #            first under JFR, its task threads' samples folded by run (FIRST_JFR=0 leaves it out);
 #            FIRST_NOWARM=1 adds cached within again with the row path's warm-up off;
 #            cached-within-spark and parquet-within-spark (named in FIRST_LABELS only) run
-#            Spark's sortWithinPartitions first in a JVM of its own;
+#            Spark's sortWithinPartitions first in a JVM of its own; cached-within-awaited and
+#            cached-sql-awaited (named only) have the first run wait for the background warm-ups
+#            to end (a diagnostic: what a first run pays beside a warm-up still running);
+#            cached-within-scan (named only) runs the scan first: the JVM's first query without a
+#            sort, for what any first query pays;
 #            FIRST_JFR_LABELS picks the JVMs recorded (cached-within cached-within-nowarmup),
 #            whose task samples are split by run (first, rep 1, ...) and deoptimizations listed;
 #            FIRST_ARGS: more SortBenchmark arguments (--skip global.mode=sort, say)
@@ -104,6 +108,22 @@ window_samples() {  # $1: recording, $2: the benchmark's log, $3: output, $4: a 
       frame[run "\t" $2 "\t" at] += c }
     END { for (l in frame) print frame[l] "\t" l }' "$3" | sort -t$'\t' -k2,3 -k1,1rn \
     | awk -F'\t' '{ key = $2 "\t" $3; if (++seen[key] <= 12) print }'
+}
+
+# The driver's threads' samples (main, the DAG scheduler) of a recording within the first run of
+# the case named $3: its 40 most sampled stacks, cut at their first frame of Spark's or ours (the
+# leaf where there is none), into $4. The first run's time before its tasks start is the driver's.
+driver_samples() {  # $1: recording, $2: the benchmark's log, $3: a case's name, $4: output
+  for event in jdk.ExecutionSample jdk.NativeMethodSample; do
+    bash "$host_sh" run -- jfr print --events "$event" --stack-depth 64 "$1" \
+      | awk -v ev="$event" -v threads='"main"|dag-scheduler' \
+        -f "$(dirname "$0")/window-samples.awk" "$2" -
+  done | awk -F'\t' -v want="$3 | first" '$1 == want {
+      n = split($3, f, ";"); at = f[2]
+      for (i = 2; i <= n; i++) if (f[i] ~ /^(org[.]apache[.]spark|io[.]gpusort)/) { at = f[i]; break }
+      print f[1] "\t" $2 "\t" at }' | sort | uniq -c | sort -rn > "$4"
+  echo "$4: $(awk '{ s += $1 } END { print s + 0 }' "$4") driver samples in $3's first run"
+  head -n 40 "$4"
 }
 
 # The JIT's deoptimizations of the project's methods in a recording: "time method reason action"
@@ -216,12 +236,15 @@ if [ "${FIRST:-0}" = 1 ]; then
       "parquet-within|within|parquet|GpuSort.withinPartitions" \
       "parquet-global|global|parquet|GpuSort.byKey, global.mode=merge" \
       "cached-within-nowarmup|within|cached|GpuSort.withinPartitions" \
+      "cached-within-awaited|within|cached|GpuSort.withinPartitions" \
+      "cached-within-scan|within|cached|scan (no sort)" \
+      "cached-sql-awaited|global|cached|SQL ORDER BY" \
       "cached-within-spark|within|cached|Dataset.sortWithinPartitions" \
       "parquet-within-spark|within|parquet|Dataset.sortWithinPartitions"; do
     IFS='|' read -r label cases input first <<< "$spec"
     if [ "$label" = cached-within-nowarmup ]; then
       [ "${FIRST_NOWARM:-0}" = 1 ] || continue
-    elif [[ "$label" == *-spark ]]; then
+    elif [[ "$label" == *-spark || "$label" == *-awaited || "$label" == *-scan ]]; then
       # Spark's sort run first in a JVM of its own: its first run as a user's first query meets
       # it, for the first ratio of the GpuSort JVM of the same input
       [[ " ${FIRST_LABELS:-} " == *" $label "* ]] || continue
@@ -230,6 +253,7 @@ if [ "${FIRST:-0}" = 1 ]; then
     fi
     jvm=""
     [ "$label" = cached-within-nowarmup ] && jvm="-Dspark.gpusort.warmup.rowPath=false"
+    [[ "$label" == *-awaited ]] && jvm="-Dgpusort.bench.awaitWarmups=true"
     if [ "${FIRST_JFR:-1}" = 1 ] && [[ " ${FIRST_JFR_LABELS:-cached-within cached-within-nowarmup} " == *" $label "* ]]; then
       jvm="$jvm -XX:StartFlightRecording=filename=/tmp/$label.jfr,settings=profile,+jdk.Compilation#threshold=10ms,+jdk.Deoptimization#enabled=true,+jdk.ClassLoad#enabled=true"
     fi
@@ -243,6 +267,8 @@ if [ "${FIRST:-0}" = 1 ]; then
     jit_summary "/tmp/$label.jfr" "$out/first-jit-$label.txt"
     deopt_summary "/tmp/$label.jfr" "$out/first-deopt-$label.txt"
     class_summary "/tmp/$label.jfr" "$out/bench-first-$label.txt" "$out/first-classes-$label.txt"
+    driver_samples "/tmp/$label.jfr" "$out/bench-first-$label.txt" "${first%%,*}" \
+      "$out/first-driver-$label.txt"
   done
 fi
 

@@ -9,6 +9,7 @@ import static org.apache.spark.sql.functions.xxhash64;
 
 import io.gpusort.GpuSort;
 import io.gpusort.config.GpuSortConf;
+import io.gpusort.engine.Engines;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
@@ -317,7 +318,12 @@ public final class SortBenchmark {
     }
     int firstCase = Math.max(0, firstCaseIndex(cases));
     Dataset<Row> generated = args.keyShape().generate(spark, numRows, numPartitions);
+    long preparing = System.nanoTime();
     try (PreparedInput prepared = prepare(spark, generated, args.input(), args.parquetDir())) {
+      // What a job's first query meets in the JVM shows here too: the input's making is one.
+      out.printf(Locale.ROOT, "input made in %.2f s, ready %.2f s after the JVM started%n",
+          (System.nanoTime() - preparing) / 1e9, (System.currentTimeMillis()
+              - java.lang.management.ManagementFactory.getRuntimeMXBean().getStartTime()) / 1e3);
       out.printf(Locale.ROOT, "SortBenchmark: %,d rows in %d partitions, master %s, %d "
           + "repetitions after 1 warm-up%n", numRows, numPartitions,
           spark.sparkContext().master(), args.reps());
@@ -550,6 +556,7 @@ public final class SortBenchmark {
     spark.listenerManager().register(writes);
     spark.sparkContext().addSparkListener(tasks);
     try {
+      awaitWarmupsIfAsked(System.out);
       for (int k = 0; k < cases.size(); k++) {
         int i = k == 0 ? firstCase : k <= firstCase ? k - 1 : k;
         firstSeconds[i] = runOnce(spark, cases.get(i), i, rows, "first", capture);
@@ -577,6 +584,26 @@ public final class SortBenchmark {
     }
     return new Measurements(seconds, firstSeconds, stageSamples, taskSpans, slowTasks, arena,
         firstStageSamples, firstTaskSpans);
+  }
+
+  /**
+   * The system property that makes the first run wait for the background warm-ups to end: a
+   * diagnostic, to tell what a first run pays because a warm-up was still running from what it
+   * pays anyway. Users' queries never wait for them.
+   */
+  static final String AWAIT_WARMUPS_PROPERTY = "gpusort.bench.awaitWarmups";
+
+  /**
+   * Where {@value #AWAIT_WARMUPS_PROPERTY} is true, waits for the background warm-ups before the
+   * first run and prints "await-warmups | waited S s".
+   */
+  private static void awaitWarmupsIfAsked(PrintStream out) {
+    if (!Boolean.getBoolean(AWAIT_WARMUPS_PROPERTY)) {
+      return;
+    }
+    long start = System.nanoTime();
+    Engines.awaitWarmups();
+    out.printf(Locale.ROOT, "await-warmups | waited %.2f s%n", (System.nanoTime() - start) / 1e9);
   }
 
   /** What records a run: the writes' plans, the tasks' spans, the arena's figures. */
