@@ -249,6 +249,17 @@ public final class GpuSortConf {
       "The share of the machine's memory (or of its container's cgroup limit, when lower) that "
           + "the page-locked arenas of every executor on a host may pin together.");
 
+  public static final ConfEntry<Double> PINNED_REST_RATIO = fractionEntry(
+      "spark.gpusort.memory.pinned.restRatio", 0.0, 0.0, 100.0,
+      "How the arena is page-locked. 0: at full speed, two threads in 256 MiB chunks (on an H100 "
+          + "host, 31 GiB in about 17 s). Above 0: one thread in 64 MiB chunks, resting after "
+          + "each this many times as long as the chunk took. Page-locking holds the process's "
+          + "memory map, so while it runs every other thread of the executor (in local mode, the "
+          + "driver too) that touches new memory or loads a class waits for it: beside a "
+          + "full-speed pinning a local session took about 16 s longer to start, and with 3 its "
+          + "first input was ready in half the time, but only 2 GiB were page-locked by its first "
+          + "query, which then sorted partly through plain memory.");
+
   public static final ConfEntry<String> PINNED_REGISTER_DIR = stringEntry(
       "spark.gpusort.memory.pinned.registerDir", "/tmp/spark-gpusort-pinned",
       "A local directory, the same for every executor of a host, where each executor records the "

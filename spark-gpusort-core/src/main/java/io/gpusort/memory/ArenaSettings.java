@@ -13,30 +13,50 @@ import java.nio.file.Path;
  * @param boundBytes a further bound, such as what a container manager counts for it (the
  *     executor's memory overhead beyond Spark's own); {@code Long.MAX_VALUE} for none
  * @param registerDir the host-wide register of page-locked memory ({@link HostShare#reserve})
- * @param pinThreads threads that pin the arena's chunks at once
+ * @param pinThreads threads that pin the arena's chunks at once, where they do not rest
+ * @param restRatio 0: pinning at full speed, {@code pinThreads} threads in chunks of {@link
+ *     PinnedArena#DEFAULT_CHUNK_BYTES}; above 0: one thread in chunks of {@link #PACED_CHUNK_BYTES},
+ *     resting after each this many times as long as it took ({@link PinnedArena#pace})
  */
 public record ArenaSettings(long requestedBytes, double hostFraction, long boundBytes,
-    Path registerDir, int pinThreads) {
+    Path registerDir, int pinThreads, double restRatio) {
   /** {@link #requestedBytes} that means: the host's share, divided among its GPUs. */
   public static final long AUTO = -1;
   /** The register's directory unless configured: one place every process of the host sees. */
   public static final Path DEFAULT_REGISTER = Path.of("/tmp/spark-gpusort-pinned");
   public static final double DEFAULT_HOST_FRACTION = 0.25;
   public static final int DEFAULT_PIN_THREADS = 2;
+  /** The chunks of a pinning that rests: each holds the process's memory map a quarter as long. */
+  public static final long PACED_CHUNK_BYTES = 64L << 20;
 
   public ArenaSettings {
     if (requestedBytes < AUTO || hostFraction < 0 || hostFraction > 0.9 || boundBytes < 0
-        || registerDir == null || pinThreads < 1) {
+        || registerDir == null || pinThreads < 1 || !(restRatio >= 0)) {
       throw new IllegalArgumentException("bad arena settings: requestedBytes=" + requestedBytes
           + " hostFraction=" + hostFraction + " boundBytes=" + boundBytes + " pinThreads="
-          + pinThreads);
+          + pinThreads + " restRatio=" + restRatio);
     }
   }
 
   /** Automatic size, a quarter of the host, no further bound. */
   public static ArenaSettings defaults() {
     return new ArenaSettings(AUTO, DEFAULT_HOST_FRACTION, Long.MAX_VALUE, DEFAULT_REGISTER,
-        DEFAULT_PIN_THREADS);
+        DEFAULT_PIN_THREADS, 0);
+  }
+
+  /** Whether the pinning rests between chunks. */
+  public boolean paced() {
+    return restRatio > 0;
+  }
+
+  /** Threads that pin at once: one where the pinning rests. */
+  public int threads() {
+    return paced() ? 1 : pinThreads;
+  }
+
+  /** The chunks pinned one at a time. */
+  public long chunkBytes() {
+    return paced() ? PACED_CHUNK_BYTES : PinnedArena.DEFAULT_CHUNK_BYTES;
   }
 
   /** What the host's processes may pin together on a machine of {@code machineBytes}. */

@@ -57,14 +57,16 @@ final class ProcessArena {
     long request = s.requestBytes(machine, devicesOnHost);
     long granted = request == 0 ? 0 : HostShare.reserve(s.registerDir(), request,
         s.hostCapBytes(machine));
-    arena = new PinnedArena(allocator, granted, PinnedArena.DEFAULT_CHUNK_BYTES);
+    arena = new PinnedArena(allocator, granted, s.chunkBytes());
+    arena.pace(s.restRatio());
     arena.pauseWhile(ProcessArena::busy);
-    arena.start(s.pinThreads());
+    arena.start(s.threads());
     LOG.info("Page-locked host arena: {} MiB asked ({}), {} MiB granted of the host's {} MiB "
-        + "share ({} of {} MiB, {} GPUs), pinned by {} background threads", request >> 20,
+        + "share ({} of {} MiB, {} GPUs), pinned by {} background threads in {} MiB chunks, "
+        + "resting {} times a chunk's time after each", request >> 20,
         s.requestedBytes() == ArenaSettings.AUTO ? "auto" : "set", granted >> 20,
         s.hostCapBytes(machine) >> 20, s.hostFraction(), machine >> 20, devicesOnHost,
-        s.pinThreads());
+        s.threads(), s.chunkBytes() >> 20, s.restRatio());
     Runtime.getRuntime().addShutdownHook(new Thread(() -> HostShare.unregister(s.registerDir()),
         "gpusort-arena-unregister"));
     return true;

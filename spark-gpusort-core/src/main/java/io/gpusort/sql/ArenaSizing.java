@@ -23,13 +23,14 @@ public final class ArenaSizing {
   /** The settings in {@code conf}, bounded for the cluster manager {@code sparkConf} names. */
   public static ArenaSettings of(GpuSortConf conf, SparkConf sparkConf) {
     return of(conf.get(GpuSortConf.PINNED_ARENA_BYTES), conf.get(GpuSortConf.PINNED_HOST_FRACTION),
-        conf.get(GpuSortConf.PINNED_REGISTER_DIR), sparkConf);
+        conf.get(GpuSortConf.PINNED_REGISTER_DIR), conf.get(GpuSortConf.PINNED_REST_RATIO),
+        sparkConf);
   }
 
   static ArenaSettings of(long requestedBytes, double hostFraction, String registerDir,
-      SparkConf sparkConf) {
+      double restRatio, SparkConf sparkConf) {
     return new ArenaSettings(requestedBytes, hostFraction, containerBoundBytes(sparkConf),
-        Path.of(registerDir), ArenaSettings.DEFAULT_PIN_THREADS);
+        Path.of(registerDir), ArenaSettings.DEFAULT_PIN_THREADS, restRatio);
   }
 
   /**

@@ -54,6 +54,7 @@ final class SortPlan implements Serializable {
   final long arenaBytes;
   final double arenaHostFraction;
   final String arenaRegisterDir;
+  final double arenaRestRatio;
   /**
    * Rows an input partition holds on average where Spark's statistics know the input's rows (a
    * cached relation once materialized, a range), else 0: the size the run's index starts at.
@@ -96,6 +97,7 @@ final class SortPlan implements Serializable {
     this.arenaBytes = conf.get(GpuSortConf.PINNED_ARENA_BYTES);
     this.arenaHostFraction = conf.get(GpuSortConf.PINNED_HOST_FRACTION);
     this.arenaRegisterDir = conf.get(GpuSortConf.PINNED_REGISTER_DIR);
+    this.arenaRestRatio = conf.get(GpuSortConf.PINNED_REST_RATIO);
     this.expectedPartitionRows = Math.max(0, expectedPartitionRows);
   }
 

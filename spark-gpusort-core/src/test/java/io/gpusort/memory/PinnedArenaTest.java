@@ -32,6 +32,8 @@ class PinnedArenaTest {
     final AtomicInteger frees = new AtomicInteger();
     volatile CountDownLatch gate;
     volatile int failAfter = Integer.MAX_VALUE;
+    /** How long each allocation takes, as page-locking a chunk does. */
+    volatile long delayMillis;
     private final java.util.Map<Long, Long> raws = new java.util.concurrent.ConcurrentHashMap<>();
 
     @Override
@@ -40,6 +42,13 @@ class PinnedArenaTest {
       if (g != null) {
         try {
           g.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      if (delayMillis > 0) {
+        try {
+          Thread.sleep(delayMillis);
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
         }
@@ -256,6 +265,49 @@ class PinnedArenaTest {
     assertTimeoutPreemptively(java.time.Duration.ofSeconds(10), arena::close);
     assertEquals(0, allocator.allocations.get(), "a chunk pinned while sorts ran");
     assertEquals(0, arena.readyBytes());
+  }
+
+  /**
+   * A paced pinning rests after each chunk for its multiple of the chunk's time, so that the
+   * process's other threads get the memory map between chunks: 3 chunks of 20 ms each with a rest
+   * of 3 times that take at least 3 * 20 + 2 * 60 ms (without rests, 60 ms).
+   */
+  @Test
+  void aPacedPinningRestsBetweenChunks() throws InterruptedException {
+    FakePinned allocator = new FakePinned();
+    allocator.delayMillis = 20;
+    try (PinnedArena arena = new PinnedArena(allocator, 3 * CHUNK, CHUNK)) {
+      arena.pace(3);
+      long start = System.nanoTime();
+      arena.start(1);
+      assertTrue(arena.awaitReady(10_000), "the arena was not pinned in time");
+      long millis = (System.nanoTime() - start) / 1_000_000;
+      assertTrue(millis >= 175, "3 chunks with rests pinned in " + millis + " ms");
+      assertEquals(3, allocator.allocations.get());
+    }
+  }
+
+  /** Closing an arena whose pinning rests between chunks ends the rest and frees every chunk. */
+  @Test
+  void closingEndsARest() throws InterruptedException {
+    FakePinned allocator = new FakePinned();
+    allocator.delayMillis = 10;
+    PinnedArena arena = new PinnedArena(allocator, 4 * CHUNK, CHUNK);
+    // A rest of about 10 s after the first chunk.
+    arena.pace(1000);
+    arena.start(1);
+    assertTrue(waitFor(() -> arena.readyBytes() >= CHUNK), "the first chunk was not pinned");
+    assertTimeoutPreemptively(java.time.Duration.ofSeconds(5), arena::close);
+    assertEquals(1, allocator.allocations.get(), "a chunk pinned during the rest");
+    assertEquals(allocator.allocations.get(), allocator.frees.get(), "a chunk not freed");
+  }
+
+  @Test
+  void aNegativeRestIsRefused() {
+    try (PinnedArena arena = new PinnedArena(new FakePinned(), CHUNK, CHUNK)) {
+      org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+          () -> arena.pace(-1));
+    }
   }
 
   /** The OS refusing more page-locked memory stops the growth where it is; what was pinned serves. */

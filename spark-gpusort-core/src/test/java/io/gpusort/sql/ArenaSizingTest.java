@@ -53,12 +53,15 @@ class ArenaSizingTest {
   void keysReachTheSettings() {
     GpuSortConf gpusort = GpuSortConf.of(Map.of("spark.gpusort.memory.pinned.arenaBytes", "12g",
         "spark.gpusort.memory.pinned.hostFraction", "0.5",
-        "spark.gpusort.memory.pinned.registerDir", "/tmp/x"));
+        "spark.gpusort.memory.pinned.registerDir", "/tmp/x",
+        "spark.gpusort.memory.pinned.restRatio", "3"));
     ArenaSettings s = ArenaSizing.of(gpusort, conf("spark.master", "local[4]"));
     assertEquals(12L << 30, s.requestedBytes());
     assertEquals(0.5, s.hostFraction());
     assertEquals("/tmp/x", s.registerDir().toString());
+    assertEquals(3.0, s.restRatio());
     ArenaSettings auto = ArenaSizing.of(GpuSortConf.of(Map.of()), conf("spark.master", "yarn"));
+    assertEquals(0.0, auto.restRatio(), "pinning at full speed unless set");
     assertEquals(ArenaSettings.AUTO, auto.requestedBytes());
     assertEquals(0, auto.boundBytes());
     assertEquals(0, auto.requestBytes(128L << 30, 1), "YARN, no overhead set: no arena");

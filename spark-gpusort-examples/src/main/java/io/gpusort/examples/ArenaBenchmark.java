@@ -39,7 +39,7 @@ public final class ArenaBenchmark {
       }
     }
     HostBuffer.configureArena(new ArenaSettings(bytes, 0.9, Long.MAX_VALUE,
-        ArenaSettings.DEFAULT_REGISTER, threads));
+        ArenaSettings.DEFAULT_REGISTER, threads, 0));
     long start = System.nanoTime();
     Engines.create(EngineOptions.defaults(EngineChoice.CUDA));
     long opened = System.nanoTime();

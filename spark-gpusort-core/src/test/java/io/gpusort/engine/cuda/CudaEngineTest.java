@@ -26,7 +26,7 @@ class CudaEngineTest extends EngineReferenceTests {
     // The engine tests' buffers come from the arena once it is pinned: 8g is enough for them and
     // quick to pin (the first engine of the JVM makes it; later settings change nothing).
     HostBuffer.configureArena(new ArenaSettings(8L << 30, ArenaSettings.DEFAULT_HOST_FRACTION,
-        Long.MAX_VALUE, ArenaSettings.DEFAULT_REGISTER, ArenaSettings.DEFAULT_PIN_THREADS));
+        Long.MAX_VALUE, ArenaSettings.DEFAULT_REGISTER, ArenaSettings.DEFAULT_PIN_THREADS, 0));
     CudaEngine engine = new CudaEngine(options);
     try {
       engine.awaitPrepared();
