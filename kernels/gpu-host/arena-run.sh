@@ -120,7 +120,8 @@ driver_samples() {  # $1: recording, $2: the benchmark's log, $3: a case's name,
         -f "$(dirname "$0")/window-samples.awk" "$2" -
   done | awk -F'\t' -v want="$3 | first" '$1 == want {
       n = split($3, f, ";"); at = f[2]
-      for (i = 2; i <= n; i++) if (f[i] ~ /^(org[.]apache[.]spark|io[.]gpusort)/) { at = f[i]; break }
+      for (i = 2; i <= n; i++) if (f[i] ~ /^(org[.]apache[.]spark|io[.]gpusort)/) {
+        at = f[i]; break }
       print f[1] "\t" $2 "\t" at }' | sort | uniq -c | sort -rn > "$4"
   echo "$4: $(awk '{ s += $1 } END { print s + 0 }' "$4") driver samples in $3's first run"
   head -n 40 "$4"

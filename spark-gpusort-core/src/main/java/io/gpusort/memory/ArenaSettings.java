@@ -15,8 +15,9 @@ import java.nio.file.Path;
  * @param registerDir the host-wide register of page-locked memory ({@link HostShare#reserve})
  * @param pinThreads threads that pin the arena's chunks at once, where they do not rest
  * @param restRatio 0: pinning at full speed, {@code pinThreads} threads in chunks of {@link
- *     PinnedArena#DEFAULT_CHUNK_BYTES}; above 0: one thread in chunks of {@link #PACED_CHUNK_BYTES},
- *     resting after each this many times as long as it took ({@link PinnedArena#pace})
+ *     PinnedArena#DEFAULT_CHUNK_BYTES}; above 0: one thread in chunks of {@link
+ *     #PACED_CHUNK_BYTES}, resting after each this many times as long as it took ({@link
+ *     PinnedArena#pace})
  */
 public record ArenaSettings(long requestedBytes, double hostFraction, long boundBytes,
     Path registerDir, int pinThreads, double restRatio) {
