@@ -57,8 +57,11 @@ final class AloneRuns {
   private AloneRuns() {}
 
   /**
-   * {@code --session alone}: generates only the input of {@code --alone-case}, runs one warm-up
-   * and {@code --reps} timed runs of it, and prints the {@value #LINE_TAG} line.
+   * {@code --session alone}: generates only the input of {@code --alone-case}, runs {@code
+   * --alone-warmups} warm-ups (the first is its first run) and {@code --reps} timed runs of it,
+   * and prints the {@value #LINE_TAG} line. In the busy session the same code has run for the
+   * other cases before a case's timed runs: with one warm-up, a case alone is timed before its
+   * JVM has settled (2026-12-06, H100: four of five cases 26-36% faster busy than alone).
    *
    * @throws FileSortArgs.UsageException if no case of the busy session has that label
    */
@@ -74,13 +77,13 @@ final class AloneRuns {
     try (PreparedInput input = source.prepare(benchmark, spark, numPartitions,
         args.parquetDir())) {
       out.printf(Locale.ROOT, "%s, alone in this JVM: %s; %d partitions, master %s, %d "
-          + "repetitions after 1 warm-up%n", c.label(), source.describe(args), numPartitions,
-          spark.sparkContext().master(), args.reps());
+          + "repetitions after %d warm-ups%n", c.label(), source.describe(args), numPartitions,
+          spark.sparkContext().master(), args.reps(), args.aloneWarmups());
       args.settings().forEach((key, value) ->
           out.printf(Locale.ROOT, "  --conf %s=%s%n", key, value));
       ArenaReport.printState(spark, out);
       BusySession.Runs runs = BusySession.time(benchmark, spark, List.of(c),
-          Map.of(source, input.rows()), args.reps());
+          Map.of(source, input.rows()), args.reps(), args.aloneWarmups() - 1);
       out.println("  " + runs.arena().summary(0));
       out.printf(Locale.ROOT, "%s\t%s\t%.3f\t%.3f%n", LINE_TAG, c.label(), runs.median(0) * 1e3,
           runs.firstSeconds()[0] * 1e3);
@@ -163,7 +166,8 @@ final class AloneRuns {
       int numPartitions, SortBenchmarkArgs args, Path register) {
     List<String> argv = new ArrayList<>(List.of("--session", "alone", "--alone-case", c.label(),
         "--rows", Long.toString(args.rows().get(0)), "--string-rows",
-        Long.toString(args.stringRows()), "--reps", Integer.toString(args.reps()), "--engine",
+        Long.toString(args.stringRows()), "--reps", Integer.toString(args.reps()),
+        "--alone-warmups", Integer.toString(args.aloneWarmups()), "--engine",
         args.engine(), "--partitions", Integer.toString(numPartitions), "--master",
         spark.sparkContext().master()));
     args.settings().forEach((key, value) -> argv.addAll(List.of("--conf", key + "=" + value)));

@@ -64,8 +64,8 @@ import org.apache.spark.sql.SparkSession;
  *     [--cases all|within|global|file] [--conf key=value ...] [--variant label:key=value,... ...] \
  *     [--baseline-max-rows N] [--first LABEL]
  * spark-submit --driver-memory 8g --class io.gpusort.examples.SortBenchmark <jar> --session busy \
- *     [--rows N] [--string-rows N] [--alone-jvms true|false] [--reps 5] [--engine cpu] \
- *     [--partitions N] [--parquet-dir DIR] [--conf key=value ...] [--skip LABEL ...]
+ *     [--rows N] [--string-rows N] [--alone-jvms true|false] [--alone-warmups 3] [--reps 5] \
+ *     [--engine cpu] [--partitions N] [--parquet-dir DIR] [--conf key=value ...] [--skip LABEL ...]
  * }</pre>
  *
  * <p>Options: {@code --rows} (default 10,000,000): a size, or a comma list of sizes
@@ -115,10 +115,12 @@ import org.apache.spark.sql.SparkSession;
  * alternates inputs and shapes; it prints each case's median and first run. Then, unless
  * {@code --alone-jvms false}, each case runs again alone in a child JVM ({@link AloneRuns}: the
  * same java binary, class path, heap and system properties, and the same options, with
- * {@code --session alone --alone-case LABEL}), which generates only that case's input and prints
- * {@code ALONE\t<label>\t<median ms>\t<first ms>}; the last table gives each case's busy and
- * alone medians, their ratio and whether it is within 15%. Each child gets a register of
- * page-locked memory of its own ({@code spark.gpusort.memory.pinned.registerDir}, unless
+ * {@code --session alone --alone-case LABEL}), which generates only that case's input, runs it
+ * {@code --alone-warmups} times untimed (default 3, its first run the first of them) and then
+ * {@code --reps} times, and prints {@code ALONE\t<label>\t<median ms>\t<first ms>}; the last
+ * table gives each case's busy and alone medians, their ratio and whether it is within 15%. Each
+ * child gets a register of page-locked memory of its own
+ * ({@code spark.gpusort.memory.pinned.registerDir}, unless
  * {@code --conf} sets one), so that its arena is sized as a lone process's while the parent's
  * stays page-locked: the host holds two arenas meanwhile. {@code --skip LABEL} leaves the cases
  * whose label holds it out of the alone JVMs (the busy session runs them all), so that the alone

@@ -25,6 +25,7 @@ import java.util.TreeMap;
  *     null for the usual order
  * @param aloneCase the busy session's case an alone session runs, or null
  * @param aloneJvms whether the busy session runs each case again in a JVM of its own
+ * @param aloneWarmups untimed runs of a case alone before its timed ones (the first included)
  * @param stringRows rows of the busy session's string-key input
  * @param skip substrings of case labels ({@code --skip}, in any case) whose cases do not run (in
  *     the busy session: whose alone JVMs do not run)
@@ -32,9 +33,11 @@ import java.util.TreeMap;
 record SortBenchmarkArgs(List<Long> rows, int reps, String master, int partitions, String engine,
     Input input, String parquetDir, KeyShape keyShape, Cases cases, Map<String, String> settings,
     Map<String, Map<String, String>> variants, long baselineMaxRows, String first, Session session,
-    String aloneCase, boolean aloneJvms, long stringRows, List<String> skip) {
+    String aloneCase, boolean aloneJvms, int aloneWarmups, long stringRows, List<String> skip) {
   static final long DEFAULT_ROWS = 10_000_000L;
   static final int DEFAULT_REPS = 5;
+  /** Warm-ups of a case alone unless set: its JVM settles before the timed runs. */
+  static final int DEFAULT_ALONE_WARMUPS = 3;
   /** Rows of the busy session's string-key input per row of its long-key inputs, unless set. */
   static final int STRING_ROWS_DIVISOR = 5;
   private static final int MAX_REPS = 1000;
@@ -53,7 +56,7 @@ record SortBenchmarkArgs(List<Long> rows, int reps, String master, int partition
   private static final Set<String> CASES_ONLY = Set.of("--input", "--key", "--cases",
       "--variant", "--first", "--baseline-max-rows", "--skip");
   /** Options that only the busy and alone sessions read. */
-  private static final Set<String> SESSION_ONLY = Set.of("--string-rows");
+  private static final Set<String> SESSION_ONLY = Set.of("--string-rows", "--alone-warmups");
 
   /**
    * The options {@code argv} gives.
@@ -78,6 +81,7 @@ record SortBenchmarkArgs(List<Long> rows, int reps, String master, int partition
     Session session = Session.CASES;
     String aloneCase = null;
     boolean aloneJvms = true;
+    int aloneWarmups = DEFAULT_ALONE_WARMUPS;
     long stringRows = 0;
     List<String> skip = new java.util.ArrayList<>();
     Set<String> given = new HashSet<>();
@@ -114,12 +118,14 @@ record SortBenchmarkArgs(List<Long> rows, int reps, String master, int partition
         case "--session" -> session = choice(option, value, Session.class);
         case "--alone-case" -> aloneCase = value;
         case "--alone-jvms" -> aloneJvms = bool(option, value);
+        case "--alone-warmups" -> aloneWarmups =
+            (int) Math.min(ExampleRuntime.wholeNumber(option, value, 1), MAX_REPS);
         case "--string-rows" -> stringRows = rowCount(option, value);
         case "--skip" -> skip.add(value.toLowerCase(Locale.ROOT));
         default -> throw new IllegalArgumentException("unknown option '" + option
             + "'; options are --rows, --reps, --master, --partitions, --engine, --input, "
             + "--parquet-dir, --key, --cases, --conf, --variant, --baseline-max-rows, --first, "
-            + "--session, --alone-case, --alone-jvms, --string-rows, --skip");
+            + "--session, --alone-case, --alone-jvms, --alone-warmups, --string-rows, --skip");
       }
     }
     checkSession(session, given, rows, aloneCase);
@@ -135,8 +141,8 @@ record SortBenchmarkArgs(List<Long> rows, int reps, String master, int partition
     }
     return new SortBenchmarkArgs(rows, (int) Math.min(reps, MAX_REPS), master,
         (int) Math.min(partitions, Integer.MAX_VALUE), engine, input, parquetDir, keyShape, which,
-        settings, variants, baselineMaxRows, first, session, aloneCase, aloneJvms, stringRows,
-        List.copyOf(skip));
+        settings, variants, baselineMaxRows, first, session, aloneCase, aloneJvms, aloneWarmups,
+        stringRows, List.copyOf(skip));
   }
 
   /** Refuses options the session does not read, so that none is silently ignored. */

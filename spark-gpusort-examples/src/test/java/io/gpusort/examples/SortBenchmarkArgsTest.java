@@ -20,6 +20,22 @@ class SortBenchmarkArgsTest {
   }
 
   @Test
+  void aCaseAloneSettlesBeforeItsTimedRunsAsSet() {
+    SortBenchmarkArgs args = SortBenchmarkArgs.parse(new String[] {"--session", "busy",
+        "--rows", "1e6"});
+    assertEquals(SortBenchmarkArgs.DEFAULT_ALONE_WARMUPS, args.aloneWarmups());
+    SortBenchmarkArgs alone = SortBenchmarkArgs.parse(new String[] {"--session", "alone",
+        "--alone-case", "x", "--rows", "1e6", "--alone-warmups", "5"});
+    assertEquals(5, alone.aloneWarmups());
+    IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+        () -> SortBenchmarkArgs.parse(new String[] {"--alone-warmups", "2"}));
+    assertTrue(e.getMessage().contains("--alone-warmups does not apply to --session cases"),
+        e.getMessage());
+    assertThrows(IllegalArgumentException.class, () -> SortBenchmarkArgs.parse(new String[] {
+        "--session", "busy", "--rows", "1e6", "--alone-warmups", "0"}));
+  }
+
+  @Test
   void anAloneSessionRefusesSkip() {
     IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
         () -> SortBenchmarkArgs.parse(new String[] {"--session", "alone", "--alone-case", "x",
