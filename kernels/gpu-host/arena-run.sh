@@ -246,8 +246,9 @@ if [ "${FIRST:-0}" = 1 ]; then
     if [ "$label" = cached-within-nowarmup ]; then
       [ "${FIRST_NOWARM:-0}" = 1 ] || continue
     elif [[ "$label" == *-spark || "$label" == *-awaited || "$label" == *-scan ]]; then
-      # Spark's sort run first in a JVM of its own: its first run as a user's first query meets
-      # it, for the first ratio of the GpuSort JVM of the same input
+      # Named only: Spark's sort run first in a JVM of its own (its first run as a user's first
+      # query meets it, for the first ratio of the GpuSort JVM of the same input), a first run
+      # that waits for the warm-ups, or the scan first
       [[ " ${FIRST_LABELS:-} " == *" $label "* ]] || continue
     elif [ -n "${FIRST_LABELS:-}" ] && [[ " $FIRST_LABELS " != *" $label "* ]]; then
       continue
