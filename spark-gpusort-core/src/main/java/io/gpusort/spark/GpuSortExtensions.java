@@ -41,6 +41,8 @@ public final class GpuSortExtensions extends AbstractFunction1<SparkSessionExten
     extensions.injectColumnar(new AbstractFunction1<SparkSession, ColumnarRule>() {
       @Override
       public ColumnarRule apply(SparkSession session) {
+        // The first session's state is being built: its driver plans the first query soon.
+        EarlyStart.forDriver(session, GpuSortPlugin.settings(session.sparkContext().getConf()));
         return new SortRule(session);
       }
     });

@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.spark.SparkConf;
 import org.apache.spark.SparkContext;
+import org.apache.spark.sql.SparkSession;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -60,6 +61,15 @@ public final class EarlyStart {
   }
 
   /**
+   * Starts the driver's planning warm-up ({@link PlanningWarmup}) for {@code session}'s context
+   * unless {@code settings} (spark.gpusort.* keys) turn it off: once per JVM, local or not, since
+   * a driver plans every query.
+   */
+  public static void forDriver(SparkSession session, Map<String, String> settings) {
+    PlanningWarmup.start(session, settings);
+  }
+
+  /**
    * Starts the row path's warm-up on {@code engine} in the background (once per engine, a CUDA
    * engine only) unless {@code conf} turns it off: for the executor plugin, which opens the engine
    * itself.
@@ -79,6 +89,7 @@ public final class EarlyStart {
     if (start != null) {
       start.join();
     }
+    PlanningWarmup.await();
     Engines.awaitWarmups();
   }
 }

@@ -47,6 +47,7 @@ public final class GpuSortTransform<T> extends AbstractFunction1<Dataset<T>, Dat
     GpuSortConf conf = GpuSortConf.of(settings);
     Engines.checkAvailable(EngineOptions.of(conf));
     EarlyStart.forLocal(session.sparkContext(), settings);
+    EarlyStart.forDriver(session, settings);
 
     Dataset<T> sparkSorted = global
         ? input.orderBy(sortOrders)
