@@ -28,7 +28,8 @@
 #            cached-sql-awaited (named only) have the first run wait for the background warm-ups
 #            to end (a diagnostic: what a first run pays beside a warm-up still running);
 #            cached-within-scan (named only) runs the scan first: the JVM's first query without a
-#            sort, for what any first query pays;
+#            sort, for what any first query pays; cached-within-noplan (named only) has the
+#            driver's planning warm-up off (spark.gpusort.warmup.planning=false);
 #            FIRST_JFR_LABELS picks the JVMs recorded (cached-within cached-within-nowarmup),
 #            whose task samples are split by run (first, rep 1, ...) and deoptimizations listed;
 #            FIRST_ARGS: more SortBenchmark arguments (--skip global.mode=sort, say)
@@ -237,6 +238,7 @@ if [ "${FIRST:-0}" = 1 ]; then
       "parquet-within|within|parquet|GpuSort.withinPartitions" \
       "parquet-global|global|parquet|GpuSort.byKey, global.mode=merge" \
       "cached-within-nowarmup|within|cached|GpuSort.withinPartitions" \
+      "cached-within-noplan|within|cached|GpuSort.withinPartitions" \
       "cached-within-awaited|within|cached|GpuSort.withinPartitions" \
       "cached-within-scan|within|cached|scan (no sort)" \
       "cached-sql-awaited|global|cached|SQL ORDER BY" \
@@ -245,7 +247,8 @@ if [ "${FIRST:-0}" = 1 ]; then
     IFS='|' read -r label cases input first <<< "$spec"
     if [ "$label" = cached-within-nowarmup ]; then
       [ "${FIRST_NOWARM:-0}" = 1 ] || continue
-    elif [[ "$label" == *-spark || "$label" == *-awaited || "$label" == *-scan ]]; then
+    elif [[ "$label" == *-spark || "$label" == *-awaited || "$label" == *-scan \
+        || "$label" == *-noplan ]]; then
       # Named only: Spark's sort run first in a JVM of its own (its first run as a user's first
       # query meets it, for the first ratio of the GpuSort JVM of the same input), a first run
       # that waits for the warm-ups, or the scan first
@@ -256,6 +259,7 @@ if [ "${FIRST:-0}" = 1 ]; then
     jvm=""
     [ "$label" = cached-within-nowarmup ] && jvm="-Dspark.gpusort.warmup.rowPath=false"
     [[ "$label" == *-awaited ]] && jvm="-Dgpusort.bench.awaitWarmups=true"
+    [[ "$label" == *-noplan ]] && jvm="-Dspark.gpusort.warmup.planning=false"
     if [ "${FIRST_JFR:-1}" = 1 ] && [[ " ${FIRST_JFR_LABELS:-cached-within cached-within-nowarmup} " == *" $label "* ]]; then
       jvm="$jvm -XX:StartFlightRecording=filename=/tmp/$label.jfr,settings=profile,+jdk.Compilation#threshold=10ms,+jdk.Deoptimization#enabled=true,+jdk.ClassLoad#enabled=true"
     fi
