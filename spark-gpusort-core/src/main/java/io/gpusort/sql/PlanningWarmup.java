@@ -42,7 +42,7 @@ final class PlanningWarmup {
   private static final Logger LOG = LoggerFactory.getLogger(PlanningWarmup.class);
   private static final AtomicBoolean STARTED = new AtomicBoolean();
   /** Rounds of planning: the second and third run on what the first loaded and initialised. */
-  static final int ROUNDS = 3;
+  private static final int ROUNDS = 3;
   private static final long WARMUP_ROWS = 1024;
   /** The executor id Spark gives the driver (SparkContext.DRIVER_IDENTIFIER). */
   private static final String DRIVER_ID = "driver";
@@ -56,6 +56,9 @@ final class PlanningWarmup {
    * plans no query there), later calls return at once. Returns whether this call started it.
    */
   static boolean start(SparkSession session, Map<String, String> settings) {
+    if (STARTED.get()) {
+      return false; // every session and every GpuSort.byKey call after the first: nothing to do
+    }
     SparkEnv env = SparkEnv.get();
     boolean driver = env == null || DRIVER_ID.equals(env.executorId());
     if (!driver || !GpuSortConf.of(settings).get(GpuSortConf.WARMUP_PLANNING)
