@@ -36,8 +36,14 @@
 #   BUSY     SortBenchmark --session busy (1e8 rows; string keys 2e7): the cases interleaved in one
 #            session, then each alone in a JVM of its own, but those whose label holds one of
 #            BUSY_SKIP's '|'-separated strings (all nine alone JVMs take more than one call)
+#   ALONE    SortBenchmark --session alone: one top-level JVM per busy-session case named in
+#            ALONE_CASES ('|'-separated labels), on a host with no other benchmark JVM; ROWS and
+#            STRING_ROWS as BUSY, --alone-warmups ALONE_WARMUPS (3), REPS_BUSY timed runs;
+#            ALONE_JFR=1 records each JVM and splits its task threads' samples by run
 #   ONESHOT  fresh JVMs, one run each: the Parquet -> sort -> Parquet job (1e8 rows; FileSort and
 #            Spark's job), then TeraSort 10 GB at an 8g heap (terasort-run.sh)
+# JFR_KEEP: a folder the recordings are copied into (named JFR_PREFIX and the label), left
+# unanalysed there, to be read elsewhere.
 # ENGINE (cuda), MASTER (local[16]), HEAP (-Xmx80g), JAVA_OPTS (more JVM options for every run),
 # SETTLE_SECONDS (SortBenchmark's longest wait for the page cache's writes before a run; its own
 # default, 60 s, where unset; 0 waits never).
@@ -268,6 +274,7 @@ if [ "${FIRST:-0}" = 1 ]; then
       --reps "${REPS_FIRST:-2}" --first "\"$first\"" ${FIRST_ARGS:-}
     tables "$out/bench-first-$label.txt" 90
     [ -f "/tmp/$label.jfr" ] || continue
+    if [ -n "${JFR_KEEP:-}" ]; then cp "/tmp/$label.jfr" "$JFR_KEEP/${JFR_PREFIX:-}$label.jfr"; continue; fi
     window_samples "/tmp/$label.jfr" "$out/bench-first-$label.txt" \
       "$out/first-windows-$label.txt" "${first%%,*}"
     jit_summary "/tmp/$label.jfr" "$out/first-jit-$label.txt"
@@ -287,6 +294,30 @@ if [ "${BUSY:-0}" = 1 ]; then
   bench busy "" --session busy --rows "$rows" --string-rows "${STRING_ROWS:-20000000}" \
     --reps "${REPS_BUSY:-3}" $skips
   tables "$out/bench-busy.txt" 80
+fi
+
+if [ "${ALONE:-0}" = 1 ]; then
+  IFS='|' read -ra alone_labels <<< "${ALONE_CASES:?ALONE needs ALONE_CASES}"
+  n=0
+  for label in "${alone_labels[@]}"; do
+    n=$((n + 1))
+    jvm=""
+    if [ "${ALONE_JFR:-0}" = 1 ]; then
+      jvm="-XX:StartFlightRecording=filename=/tmp/alone-$n.jfr,settings=profile,+jdk.Compilation#threshold=10ms,+jdk.Deoptimization#enabled=true,+jdk.ClassLoad#enabled=true"
+    fi
+    rm -f "/tmp/alone-$n.jfr"
+    grep -E "MemAvailable|^Cached|Dirty" /proc/meminfo > "$out/alone-$n-meminfo.txt"
+    bench "alone-$n" "$jvm" --session alone --alone-case "\"$label\"" --rows "$rows" \
+      --string-rows "${STRING_ROWS:-20000000}" --reps "${REPS_BUSY:-3}" \
+      --alone-warmups "${ALONE_WARMUPS:-3}"
+    grep -E "^ALONE|host arena|background" "$out/bench-alone-$n.txt"
+    [ -f "/tmp/alone-$n.jfr" ] || continue
+    if [ -n "${JFR_KEEP:-}" ]; then cp "/tmp/alone-$n.jfr" "$JFR_KEEP/${JFR_PREFIX:-}alone-$n.jfr"; continue; fi
+    window_samples "/tmp/alone-$n.jfr" "$out/bench-alone-$n.txt" "$out/alone-windows-$n.txt" \
+      "$label"
+    jit_summary "/tmp/alone-$n.jfr" "$out/alone-jit-$n.txt"
+    deopt_summary "/tmp/alone-$n.jfr" "$out/alone-deopt-$n.txt"
+  done
 fi
 
 if [ "${ONESHOT:-0}" = 1 ]; then

@@ -166,29 +166,40 @@ final class BusySession {
     double[][] seconds = new double[n][reps];
     ArenaReport arena = new ArenaReport(n);
     for (int i = 0; i < n; i++) {
-      firstSeconds[i] = runOnce(benchmark, spark, cases.get(i), rows, arena, i, true);
+      firstSeconds[i] = runOnce(benchmark, spark, cases.get(i), rows, arena, i, "first");
     }
     for (int round = 0; round < moreWarmups; round++) {
       for (int i = 0; i < n; i++) {
-        DiskSettle.beforeRun(cases.get(i).label() + " | warm-up " + (round + 2));
-        benchmark.timeSeconds(spark, cases.get(i).shape(), rows.get(cases.get(i).source()),
-            false);
+        BusyCase c = cases.get(i);
+        String run = "warm-up " + (round + 2);
+        DiskSettle.beforeRun(c.label() + " | " + run);
+        long from = System.currentTimeMillis();
+        benchmark.timeSeconds(spark, c.shape(), rows.get(c.source()), false);
+        SortBenchmark.printRunWindow(c.label(), run, from);
       }
     }
     for (int rep = 0; rep < reps; rep++) {
       for (int k = 0; k < n; k++) {
         int i = (k + rep) % n;
-        seconds[i][rep] = runOnce(benchmark, spark, cases.get(i), rows, arena, i, false);
+        seconds[i][rep] = runOnce(benchmark, spark, cases.get(i), rows, arena, i,
+            "rep " + (rep + 1));
       }
     }
     return new Runs(firstSeconds, seconds, arena);
   }
 
+  /**
+   * Runs {@code c} once as run {@code run} ("first": its warm-up, reported as its first run; "rep
+   * N": a timed one), prints its window and adds its arena figures; returns its seconds.
+   */
   private static double runOnce(SortBenchmark benchmark, SparkSession spark, BusyCase c,
-      Map<Source, Dataset<Row>> rows, ArenaReport arena, int index, boolean warmUp) {
+      Map<Source, Dataset<Row>> rows, ArenaReport arena, int index, String run) {
+    boolean warmUp = run.equals("first");
     DiskSettle.beforeRun(c.label() + (warmUp ? " | first" : ""));
     ArenaReport.Mark before = ArenaReport.Mark.now();
+    long from = System.currentTimeMillis();
     double seconds = benchmark.timeSeconds(spark, c.shape(), rows.get(c.source()), false);
+    SortBenchmark.printRunWindow(c.label(), run, from);
     arena.add(index, warmUp, before);
     return seconds;
   }

@@ -627,22 +627,22 @@ public final class SortBenchmark {
     ArenaReport.Mark before = ArenaReport.Mark.now();
     long from = System.currentTimeMillis();
     double seconds = timeSeconds(spark, c, rows, first);
-    printRunWindow(c, run, from);
+    printRunWindow(c.name(), run, from);
     capture.arena().add(i, first, before);
     WriteCapture.awaitListeners(spark);
     return seconds;
   }
 
   /**
-   * A line naming the run of {@code c} that began at {@code fromMillis} and just ended, with its
-   * wall-clock window, for matching a flight recording's samples to runs: "window CASE | RUN |
-   * from HH:MM:SS.mmm to HH:MM:SS.mmm".
+   * A line naming run {@code run} of case {@code name} that began at {@code fromMillis} and just
+   * ended, with its wall-clock window, for matching a flight recording's samples to runs: "window
+   * CASE | RUN | from HH:MM:SS.mmm to HH:MM:SS.mmm".
    */
-  private static void printRunWindow(Case c, String run, long fromMillis) {
+  static void printRunWindow(String name, String run, long fromMillis) {
     java.time.format.DateTimeFormatter clock =
         java.time.format.DateTimeFormatter.ofPattern("HH:mm:ss.SSS");
     java.time.ZoneId zone = java.time.ZoneId.systemDefault();
-    System.out.printf(Locale.ROOT, "window %s | %s | from %s to %s%n", c.name(), run,
+    System.out.printf(Locale.ROOT, "window %s | %s | from %s to %s%n", name, run,
         clock.format(java.time.Instant.ofEpochMilli(fromMillis).atZone(zone)),
         clock.format(java.time.Instant.now().atZone(zone)));
   }
