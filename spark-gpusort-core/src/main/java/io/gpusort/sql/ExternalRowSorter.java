@@ -455,9 +455,10 @@ final class ExternalRowSorter implements SortMemory.Spiller, AutoCloseable {
 
   private void takeInRows(Iterator<InternalRow> input) throws IOException {
     long count = 0;
-    // The loop is timed whole. The child's part (making each row) is estimated from one row in
-    // SAMPLE_ROWS, whose clock reads cost less than the row; the node's own intake is the rest,
-    // the seals the intake caused taken off (the sort's own time counts them).
+    // The loop is timed whole. The child's part (making each row) is estimated from a sample of
+    // the rows (SampledTimer), since reading the clock for each would cost more than the row; the
+    // node's own intake is the rest, the seals the intake caused taken off (the sort's own time
+    // counts them).
     SampledTimer child = new SampledTimer();
     long sealsBefore = sealNanosSoFar;
     long start = System.nanoTime();
@@ -469,7 +470,7 @@ final class ExternalRowSorter implements SortMemory.Spiller, AutoCloseable {
       }
       UnsafeRow row = keys.asUnsafe(input.next());
       if (timed) {
-        child.add(rowStart);
+        child.add(rowStart, count + 1);
       }
       if ((++count & (KILL_CHECK_ROWS - 1)) == 0) {
         killCheck.run();
@@ -617,7 +618,7 @@ final class ExternalRowSorter implements SortMemory.Spiller, AutoCloseable {
     }
     long start = System.nanoTime();
     output = new SortOutput(cursors, keys, killCheck, this::close, plan.metrics.outputTime,
-        readKeys);
+        plan.metrics.outputWaitTime, readKeys);
     recordSortTime(System.nanoTime() - start);
     if (nodeOutput) {
       SortMetrics.add(plan.metrics.outputRows, output.numRows());

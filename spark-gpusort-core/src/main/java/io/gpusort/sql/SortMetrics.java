@@ -52,7 +52,7 @@ final class SortMetrics implements Serializable {
   final SQLMetric intakeTime;
   /**
    * The child making what the intake takes (the scan), outside the node: each columnar batch
-   * timed; rows estimated from one row in {@link SampledTimer#SAMPLE_ROWS}, since timing each row
+   * timed; rows estimated from a sample of them ({@link SampledTimer}), since timing each row
    * would cost more than the row.
    */
   final SQLMetric inputTime;
@@ -72,6 +72,11 @@ final class SortMetrics implements Serializable {
    * the time of the operators above that consume them.
    */
   final SQLMetric outputTime;
+  /**
+   * The part of {@link #outputTime} the output spent waiting for sorted rows to be back from a
+   * device: copies still under way, or queued behind other tasks' work on it.
+   */
+  final SQLMetric outputWaitTime;
 
   /**
    * Metrics registered with {@code sc}; with none, metrics counted but shown nowhere where {@code
@@ -102,6 +107,7 @@ final class SortMetrics implements Serializable {
     this.gatherTime = m.timing("row gather time");
     this.fromDeviceTime = m.timing("transfer from device time");
     this.outputTime = m.timing("output time");
+    this.outputWaitTime = m.timing("output's wait for the device time");
   }
 
   /** Makes each metric as {@link SQLMetrics} does, registered with a context where there is one. */
@@ -162,6 +168,7 @@ final class SortMetrics implements Serializable {
       map.put("gatherTime", gatherTime);
       map.put("fromDeviceTime", fromDeviceTime);
       map.put("outputTime", outputTime);
+      map.put("outputWaitTime", outputWaitTime);
     }
     return map;
   }

@@ -14,7 +14,7 @@ import org.apache.spark.sql.execution.metric.SQLMetric;
  * memory and on disk) and merged by key as they are read, with Spark's exact comparison where
  * truncated keys tie. One run is read straight through. The returned row is valid until the next
  * call; the last one is a copy, since everything the sort held is released as it is returned. The
- * stage's time is estimated from one row in 64, timed.
+ * stage's time is estimated from a sample of the rows, timed ({@link SampledTimer}).
  */
 final class SortOutput implements Iterator<InternalRow> {
   /** Rows between two checks for a killed task. */
@@ -25,6 +25,7 @@ final class SortOutput implements Iterator<InternalRow> {
   private final Runnable onExhausted;
   private final MergeTree tree;
   private final SQLMetric outputTime;
+  private final SQLMetric outputWaitTime;
   private final long numRows;
   private long remaining;
   private long returned;
@@ -37,21 +38,16 @@ final class SortOutput implements Iterator<InternalRow> {
 
   /**
    * Reads {@code cursors} (runs in the order their rows arrived, so that equal keys keep it);
-   * runs {@code onExhausted} once the last row is returned.
+   * runs {@code onExhausted} once the last row is returned. Adds the stage's time to {@code
+   * outputTime}, and the part of it spent waiting for rows from a device to {@code
+   * outputWaitTime} too. {@code readsKeys}: the cursors read their rows' keys, which {@link
+   * #keyWord} hands on.
    */
   SortOutput(List<RowCursor> cursors, RowKeys keys, Runnable killCheck, Runnable onExhausted,
-      SQLMetric outputTime) {
-    this(cursors, keys, killCheck, onExhausted, outputTime, false);
-  }
-
-  /**
-   * As above; {@code readsKeys}: the cursors read their rows' keys, which {@link #keyWord} hands
-   * on.
-   */
-  SortOutput(List<RowCursor> cursors, RowKeys keys, Runnable killCheck, Runnable onExhausted,
-      SQLMetric outputTime, boolean readsKeys) {
+      SQLMetric outputTime, SQLMetric outputWaitTime, boolean readsKeys) {
     this.lastKey = readsKeys ? new long[keys.numWords] : null;
     this.outputTime = outputTime;
+    this.outputWaitTime = outputWaitTime;
     this.cursors = cursors.toArray(new RowCursor[0]);
     this.killCheck = killCheck;
     this.onExhausted = onExhausted;
@@ -90,7 +86,7 @@ final class SortOutput implements Iterator<InternalRow> {
     long waitsBefore = waitNanos();
     long start = System.nanoTime();
     InternalRow row = nextRow();
-    timer.add(start + (waitNanos() - waitsBefore));
+    timer.add(start + (waitNanos() - waitsBefore), returned);
     return row;
   }
 
@@ -128,7 +124,9 @@ final class SortOutput implements Iterator<InternalRow> {
         }
       }
       exhausted = true;
-      SortMetrics.add(outputTime, timer.estimateNanos() + waitNanos());
+      long waits = waitNanos();
+      SortMetrics.add(outputTime, timer.estimateNanos() + waits);
+      SortMetrics.add(outputWaitTime, waits);
       onExhausted.run();
     }
     return row;

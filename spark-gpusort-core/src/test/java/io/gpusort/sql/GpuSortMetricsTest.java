@@ -63,6 +63,8 @@ class GpuSortMetricsTest {
     assertTrue(metric(node, "intakeTime") > 0);
     assertTrue(metric(node, "inputTime") > 0, "the child's rows were not timed");
     assertTrue(metric(node, "outputTime") > 0);
+    // No rows came back from a device: the output never waited for one.
+    assertEquals(0, metric(node, "outputWaitTime"));
     assertEquals(0, metric(node, "toDeviceTime") + metric(node, "fromDeviceTime"));
     assertEquals(0, metric(node, "rowsGatheredOnDevice"));
     // The CPU engine sorted every row here: no bytes crossed to a device.

@@ -20,7 +20,7 @@ final class BenchmarkReport {
   /** Stages in pipeline order, for the stage table's columns; other stages follow by name. */
   private static final List<String> KNOWN_STAGE_ORDER = List.of("inputTime", "intakeTime",
       "gpuWaitTime", "toDeviceTime", "deviceSortTime", "gatherTime", "fromDeviceTime",
-      "outputTime", "sortTime");
+      "outputTime", "outputWaitTime", "sortTime");
   private static final int MIN_STAGE_COLUMN_WIDTH = 9;
 
   /** Per timed run: its tasks' median and longest run time and their GC time summed, seconds. */

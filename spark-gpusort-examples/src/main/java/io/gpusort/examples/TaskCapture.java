@@ -19,7 +19,8 @@ final class TaskCapture extends SparkListener {
   /** The GpuSort node's time metrics a task's line shows, by their names in the UI. */
   private static final String[][] STAGES = {{"input time (the child's)", "input"},
       {"intake time", "intake"}, {"engine sort time", "sort"}, {"GPU wait time", "gpuWait"},
-      {"transfer from device time", "fromDev"}, {"output time", "output"}};
+      {"transfer from device time", "fromDev"}, {"output time", "output"},
+      {"output's wait for the device time", "outWait"}};
 
   /**
    * launch and finish (ms), GC (s), deserialization (s), shuffle bytes written, then
