@@ -8,10 +8,10 @@ package io.gpusort.sql;
  * own cost taken off (the least time between two readings, measured once), so that the estimate
  * is of the work and not of the timing.
  *
- * <p>The clock is read twice a sample, and a read is not always cheap: on the lent GPU hosts
- * (virtual machines) it cost 30 ns alone and more with every core reading it, so that timing one
- * row in 64 made the output of a sort of cached rows several times slower than the rows
- * themselves took, in some JVMs and not others.
+ * <p>The clock is read twice a sample, and a read is not free (about 30 ns on the 2-core VM, more
+ * with several threads reading it). With one row in 64 timed throughout, flight recordings of
+ * sorts of 1e8 cached rows on the lent H100 host put 35-51% of the task threads' samples during
+ * the sorts in the output's timing branch (2026-12-06).
  */
 final class SampledTimer {
   /** Rows at the start of a stage sampled densely. */
