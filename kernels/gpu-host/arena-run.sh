@@ -71,6 +71,11 @@ bench() {
     > "$out/bench-$label.txt" 2>&1
   echo "SortBenchmark $label exit $? after $(( $(date +%s) - start )) s"
 }
+# The JVM option of a flight recording into $1: the profile's samples, and the JIT's compilations
+# (over 10 ms), deoptimizations and class loads.
+recording() {
+  echo "-XX:StartFlightRecording=filename=$1,settings=profile,+jdk.Compilation#threshold=10ms,+jdk.Deoptimization#enabled=true,+jdk.ClassLoad#enabled=true"
+}
 # The benchmark's own tables: every line but Spark's and the JVM's log lines.
 tables() {
   grep -vE "^(window|WARN|INFO|NOTE|[0-9]{2}/[0-9]{2}/[0-9]{2}|\s+at |SLF4J|Using Spark)" "$1" \
@@ -267,7 +272,7 @@ if [ "${FIRST:-0}" = 1 ]; then
     [[ "$label" == *-awaited ]] && jvm="-Dgpusort.bench.awaitWarmups=true"
     [[ "$label" == *-noplan ]] && jvm="-Dspark.gpusort.warmup.planning=false"
     if [ "${FIRST_JFR:-1}" = 1 ] && [[ " ${FIRST_JFR_LABELS:-cached-within cached-within-nowarmup} " == *" $label "* ]]; then
-      jvm="$jvm -XX:StartFlightRecording=filename=/tmp/$label.jfr,settings=profile,+jdk.Compilation#threshold=10ms,+jdk.Deoptimization#enabled=true,+jdk.ClassLoad#enabled=true"
+      jvm="$jvm $(recording "/tmp/$label.jfr")"
     fi
     rm -f "/tmp/$label.jfr"
     bench "first-$label" "$jvm" --cases "$cases" --input "$input" --rows "$rows" \
@@ -303,7 +308,7 @@ if [ "${ALONE:-0}" = 1 ]; then
     n=$((n + 1))
     jvm=""
     if [ "${ALONE_JFR:-0}" = 1 ]; then
-      jvm="-XX:StartFlightRecording=filename=/tmp/alone-$n.jfr,settings=profile,+jdk.Compilation#threshold=10ms,+jdk.Deoptimization#enabled=true,+jdk.ClassLoad#enabled=true"
+      jvm=$(recording "/tmp/alone-$n.jfr")
     fi
     rm -f "/tmp/alone-$n.jfr"
     grep -E "MemAvailable|^Cached|Dirty" /proc/meminfo > "$out/alone-$n-meminfo.txt"

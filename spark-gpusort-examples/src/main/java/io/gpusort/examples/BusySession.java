@@ -170,12 +170,9 @@ final class BusySession {
     }
     for (int round = 0; round < moreWarmups; round++) {
       for (int i = 0; i < n; i++) {
-        BusyCase c = cases.get(i);
         String run = "warm-up " + (round + 2);
-        DiskSettle.beforeRun(c.label() + " | " + run);
-        long from = System.currentTimeMillis();
-        benchmark.timeSeconds(spark, c.shape(), rows.get(c.source()), false);
-        SortBenchmark.printRunWindow(c.label(), run, from);
+        DiskSettle.beforeRun(cases.get(i).label() + " | " + run);
+        runWithWindow(benchmark, spark, cases.get(i), rows, run);
       }
     }
     for (int rep = 0; rep < reps; rep++) {
@@ -197,10 +194,17 @@ final class BusySession {
     boolean warmUp = run.equals("first");
     DiskSettle.beforeRun(c.label() + (warmUp ? " | first" : ""));
     ArenaReport.Mark before = ArenaReport.Mark.now();
+    double seconds = runWithWindow(benchmark, spark, c, rows, run);
+    arena.add(index, warmUp, before);
+    return seconds;
+  }
+
+  /** Runs {@code c} once as run {@code run} and prints its window; returns its seconds. */
+  private static double runWithWindow(SortBenchmark benchmark, SparkSession spark, BusyCase c,
+      Map<Source, Dataset<Row>> rows, String run) {
     long from = System.currentTimeMillis();
     double seconds = benchmark.timeSeconds(spark, c.shape(), rows.get(c.source()), false);
     SortBenchmark.printRunWindow(c.label(), run, from);
-    arena.add(index, warmUp, before);
     return seconds;
   }
 
