@@ -35,7 +35,8 @@
 #            FIRST_ARGS: more SortBenchmark arguments (--skip global.mode=sort, say)
 #   BUSY     SortBenchmark --session busy (1e8 rows; string keys 2e7): the cases interleaved in one
 #            session, then each alone in a JVM of its own, but those whose label holds one of
-#            BUSY_SKIP's '|'-separated strings (all nine alone JVMs take more than one call)
+#            BUSY_SKIP's '|'-separated strings (all nine alone JVMs take more than one call);
+#            BUSY_JFR=1 records the busy session's JVM (not its alone JVMs) for JFR_KEEP
 #   ALONE    SortBenchmark --session alone: one top-level JVM per busy-session case named in
 #            ALONE_CASES ('|'-separated labels), on a host with no other benchmark JVM; ROWS and
 #            STRING_ROWS as BUSY, --alone-warmups ALONE_WARMUPS (3), REPS_BUSY timed runs;
@@ -296,9 +297,15 @@ if [ "${BUSY:-0}" = 1 ]; then
     IFS='|' read -ra skip_labels <<< "$BUSY_SKIP"
     for l in "${skip_labels[@]}"; do skips="$skips --skip \"$l\""; done
   fi
-  bench busy "" --session busy --rows "$rows" --string-rows "${STRING_ROWS:-20000000}" \
+  jvm=""
+  [ "${BUSY_JFR:-0}" = 1 ] && jvm=$(recording /tmp/busy.jfr)
+  rm -f /tmp/busy.jfr
+  bench busy "$jvm" --session busy --rows "$rows" --string-rows "${STRING_ROWS:-20000000}" \
     --reps "${REPS_BUSY:-3}" $skips
   tables "$out/bench-busy.txt" 80
+  if [ -f /tmp/busy.jfr ] && [ -n "${JFR_KEEP:-}" ]; then
+    cp /tmp/busy.jfr "$JFR_KEEP/${JFR_PREFIX:-}busy.jfr"
+  fi
 fi
 
 if [ "${ALONE:-0}" = 1 ]; then

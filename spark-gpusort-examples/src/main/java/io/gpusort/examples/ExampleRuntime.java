@@ -1,5 +1,8 @@
 package io.gpusort.examples;
 
+import com.sun.management.HotSpotDiagnosticMXBean;
+import com.sun.management.VMOption;
+import java.lang.management.ManagementFactory;
 import java.util.List;
 import org.apache.logging.log4j.Level;
 import org.apache.logging.log4j.LogManager;
@@ -154,6 +157,33 @@ final class ExampleRuntime {
     java.util.Arrays.sort(sorted);
     int n = sorted.length;
     return n % 2 == 1 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  }
+
+  /**
+   * Has the JVM keep its heap's committed size through full collections, as a JVM running one
+   * query after another does, and returns a line saying what was done. A benchmark collects
+   * garbage before each timed run; G1 then gives back all but {@code MaxHeapFreeRatio} (70%) of
+   * the free heap, so in a JVM holding little (one case alone, Parquet input) every run started
+   * on a heap shrunk to under 1 GB and paid for growing it again: fresh memory faulted in while
+   * the input was read, and more young collections (H100 host, 2026-12-06: the heap went from
+   * 3.8 GB to 0.6-1.2 GB at each run's collection). A setting given on the command line is kept.
+   */
+  static String keepHeapThroughCollections() {
+    String option = "MaxHeapFreeRatio";
+    try {
+      HotSpotDiagnosticMXBean vm = ManagementFactory.getPlatformMXBean(
+          HotSpotDiagnosticMXBean.class);
+      VMOption current = vm.getVMOption(option);
+      if (current.getOrigin() != VMOption.Origin.DEFAULT) {
+        return "heap: -XX:" + option + "=" + current.getValue() + " as given";
+      }
+      vm.setVMOption(option, "100");
+      return "heap: kept at its committed size through the collection before each run (-XX:"
+          + option + "=100, was " + current.getValue() + ")";
+    } catch (RuntimeException e) {
+      // No such bean or option in this JVM, or not writable: the JVM's own sizing stays.
+      return "heap: the JVM's own sizing (" + option + " not settable: " + e.getMessage() + ")";
+    }
   }
 
   static double seconds(long nanos) {

@@ -293,6 +293,7 @@ public final class SortBenchmark {
     // One engine for every GpuSort case; the global mode is set per case.
     spark.conf().set(GpuSortConf.ENGINE.key(), args.engine());
     args.settings().forEach((key, value) -> spark.conf().set(key, value));
+    out.println(ExampleRuntime.keepHeapThroughCollections());
     switch (args.session()) {
       case CASES -> SizeSeries.run(this, spark, numPartitions, out);
       case BUSY -> new BusySession(this, spark, numPartitions).run(out);
