@@ -77,6 +77,12 @@ bench() {
 recording() {
   echo "-XX:StartFlightRecording=filename=$1,settings=profile,+jdk.Compilation#threshold=10ms,+jdk.Deoptimization#enabled=true,+jdk.ClassLoad#enabled=true"
 }
+# Copies the recording $1 into JFR_KEEP as $2.jfr (after JFR_PREFIX), unread; fails where
+# JFR_KEEP is unset, so that the caller reads the recording here instead.
+keep_recording() {
+  [ -n "${JFR_KEEP:-}" ] || return 1
+  cp "$1" "$JFR_KEEP/${JFR_PREFIX:-}$2.jfr"
+}
 # The benchmark's own tables: every line but Spark's and the JVM's log lines.
 tables() {
   grep -vE "^(window|WARN|INFO|NOTE|[0-9]{2}/[0-9]{2}/[0-9]{2}|\s+at |SLF4J|Using Spark)" "$1" \
@@ -280,7 +286,7 @@ if [ "${FIRST:-0}" = 1 ]; then
       --reps "${REPS_FIRST:-2}" --first "\"$first\"" ${FIRST_ARGS:-}
     tables "$out/bench-first-$label.txt" 90
     [ -f "/tmp/$label.jfr" ] || continue
-    if [ -n "${JFR_KEEP:-}" ]; then cp "/tmp/$label.jfr" "$JFR_KEEP/${JFR_PREFIX:-}$label.jfr"; continue; fi
+    keep_recording "/tmp/$label.jfr" "$label" && continue
     window_samples "/tmp/$label.jfr" "$out/bench-first-$label.txt" \
       "$out/first-windows-$label.txt" "${first%%,*}"
     jit_summary "/tmp/$label.jfr" "$out/first-jit-$label.txt"
@@ -303,9 +309,7 @@ if [ "${BUSY:-0}" = 1 ]; then
   bench busy "$jvm" --session busy --rows "$rows" --string-rows "${STRING_ROWS:-20000000}" \
     --reps "${REPS_BUSY:-3}" $skips
   tables "$out/bench-busy.txt" 80
-  if [ -f /tmp/busy.jfr ] && [ -n "${JFR_KEEP:-}" ]; then
-    cp /tmp/busy.jfr "$JFR_KEEP/${JFR_PREFIX:-}busy.jfr"
-  fi
+  [ -f /tmp/busy.jfr ] && keep_recording /tmp/busy.jfr busy
 fi
 
 if [ "${ALONE:-0}" = 1 ]; then
@@ -324,7 +328,7 @@ if [ "${ALONE:-0}" = 1 ]; then
       --alone-warmups "${ALONE_WARMUPS:-3}"
     grep -E "^ALONE|host arena|background" "$out/bench-alone-$n.txt"
     [ -f "/tmp/alone-$n.jfr" ] || continue
-    if [ -n "${JFR_KEEP:-}" ]; then cp "/tmp/alone-$n.jfr" "$JFR_KEEP/${JFR_PREFIX:-}alone-$n.jfr"; continue; fi
+    keep_recording "/tmp/alone-$n.jfr" "alone-$n" && continue
     window_samples "/tmp/alone-$n.jfr" "$out/bench-alone-$n.txt" "$out/alone-windows-$n.txt" \
       "$label"
     jit_summary "/tmp/alone-$n.jfr" "$out/alone-jit-$n.txt"

@@ -8,10 +8,11 @@ package io.gpusort.sql;
  * own cost taken off (the least time between two readings, measured once), so that the estimate
  * is of the work and not of the timing.
  *
- * <p>The clock is read twice a sample, and a read is not free (about 30 ns on the 2-core VM, more
- * with several threads reading it). With one row in 64 timed throughout, flight recordings of
- * sorts of 1e8 cached rows on the lent H100 host put 35-51% of the task threads' samples during
- * the sorts in the output's timing branch (2026-12-06).
+ * <p>The clock is read twice a sample, and a read is not free (about 30 ns on the 2-core VM, 46-49
+ * ns with 1 to 16 threads on a lent H100 host). With one row in 64 timed throughout, flight
+ * recordings of sorts of 1e8 cached rows on a lent H100 host put 35-51% of the task threads'
+ * samples during the sorts in the output's timing branch (2026-12-06); at one in 1,024 a sort of
+ * 1e8 cached rows took 0.543 s where one timing one row in 64 took 0.625 s (2026-12-07).
  */
 final class SampledTimer {
   /** Rows at the start of a stage sampled densely. */
