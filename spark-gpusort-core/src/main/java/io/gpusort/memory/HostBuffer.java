@@ -81,6 +81,15 @@ public final class HostBuffer implements AutoCloseable {
   }
 
   /**
+   * Makes the arena's pinning also wait while {@code warming} says so (the engine's background
+   * warm-ups, which run faster with the process's memory map to themselves), apart from {@link
+   * #pausePinningWhile}'s condition.
+   */
+  public static void holdPinningWhile(BooleanSupplier warming) {
+    ProcessArena.holdWhile(warming);
+  }
+
+  /**
    * Starts the process's page-locked arena on {@code allocator} (its size from {@link
    * #configureArena} and the host's share, {@code devicesOnHost} GPUs sharing the host), pinned by
    * background threads. The first registration wins; later calls return false and change

@@ -205,6 +205,7 @@ public final class EngineBenchmark {
         + "median of %d repetitions after 1 warm-up%n", runtime.availableProcessors(),
         runtime.maxMemory() >> 20, System.getProperty("java.version"), options.seed(),
         options.reps());
+    out.println(ExampleRuntime.keepHeapThroughCollections());
     Map<String, SortEngine> engines = createEngines(out);
     boolean allRan = engines.size() == expectedCases();
     try {

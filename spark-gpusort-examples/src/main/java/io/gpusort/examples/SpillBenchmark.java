@@ -127,6 +127,7 @@ public final class SpillBenchmark {
         numRows * (padBytes + 24) >> 20, numPartitions, spark.sparkContext().master(),
         runtime.maxMemory() >> 20, spark.sparkContext().conf().get("spark.memory.offHeap.size",
             "off"), reps, warmups);
+    out.println(ExampleRuntime.keepHeapThroughCollections());
 
     String used = FileSort.engineUsed(spark);
     List<Case> cases = List.of(

@@ -10,6 +10,7 @@ import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRetain;
 import static jcuda.driver.JCudaDriver.cuMemGetInfo;
 
 import io.gpusort.memory.HostBuffer;
+import io.gpusort.memory.NativeAllocator;
 import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.Map;
@@ -30,6 +31,13 @@ import org.slf4j.LoggerFactory;
  */
 final class CudaDevice {
   private static final Logger LOG = LoggerFactory.getLogger(CudaDevice.class);
+  /**
+   * How the arena's memory is page-locked: {@code register} maps it and registers it with the
+   * driver ({@link RegisteredHostAllocator}), {@code register-huge} the same on transparent huge
+   * pages; anything else has the driver allocate it
+   * ({@link PinnedHostAllocator}). A system property while the two are compared on GPU hosts.
+   */
+  static final String PINNED_METHOD_PROPERTY = "gpusort.pinned.method";
   private static final Map<Integer, CudaDevice> OPEN = new HashMap<>();
 
   final int ordinal;
@@ -245,7 +253,11 @@ final class CudaDevice {
     Cuda.check(cuDevicePrimaryCtxRetain(pinnedContext, device), "cuDevicePrimaryCtxRetain");
     int[] count = new int[1];
     Cuda.check(cuDeviceGetCount(count), "cuDeviceGetCount");
-    if (!HostBuffer.usePinnedAllocator(new PinnedHostAllocator(pinnedContext), count[0])) {
+    String method = System.getProperty(PINNED_METHOD_PROPERTY, "alloc");
+    NativeAllocator allocator = method.startsWith("register")
+        ? new RegisteredHostAllocator(pinnedContext, method.equals("register-huge"))
+        : new PinnedHostAllocator(pinnedContext);
+    if (!HostBuffer.usePinnedAllocator(allocator, count[0])) {
       cuDevicePrimaryCtxRelease(device);
     }
   }
