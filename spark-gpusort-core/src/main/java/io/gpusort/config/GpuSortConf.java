@@ -1,5 +1,6 @@
 package io.gpusort.config;
 
+import io.gpusort.memory.PinMethod;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -249,16 +250,28 @@ public final class GpuSortConf {
       "The share of the machine's memory (or of its container's cgroup limit, when lower) that "
           + "the page-locked arenas of every executor on a host may pin together.");
 
+  public static final ConfEntry<PinMethod> PINNED_METHOD = enumEntry(
+      "spark.gpusort.memory.pinned.method", PinMethod.class, PinMethod.HUGEPAGES,
+      "How a CUDA engine page-locks the arena. hugepages: the executor maps the memory itself, "
+          + "asks for transparent huge pages, faults the pages in and then registers them with "
+          + "the driver (on an H100 host 8 GiB in 0.6 s, and the executor's other threads hardly "
+          + "wait); where huge pages fault in slowly (memory to be compacted first) it goes on "
+          + "with ordinary pages. pages: the same on ordinary pages (4.4 GiB/s). driver: the "
+          + "driver allocates and page-locks it (cuMemHostAlloc, 2.7 GiB/s), holding the "
+          + "process's memory map meanwhile: every other thread that maps memory or loads a class "
+          + "waits for it (a local session's start took 8-13 s longer than with hugepages).");
+
   public static final ConfEntry<Double> PINNED_REST_RATIO = fractionEntry(
       "spark.gpusort.memory.pinned.restRatio", 0.0, 0.0, 100.0,
-      "How the arena is page-locked. 0: at full speed, two threads in 256 MiB chunks (on an H100 "
-          + "host, 31 GiB in about 17 s). Above 0: one thread in 64 MiB chunks, resting after "
-          + "each this many times as long as the chunk took. Page-locking holds the process's "
-          + "memory map, so while it runs every other thread of the executor (in local mode, the "
+      "How fast the arena is page-locked. 0: at full speed, two threads in 256 MiB chunks. Above "
+          + "0: one thread in 64 MiB chunks, resting after each this many times as long as the "
+          + "chunk took. With spark.gpusort.memory.pinned.method=driver, page-locking holds the "
+          + "process's memory map, so every other thread of the executor (in local mode, the "
           + "driver too) that touches new memory or loads a class waits for it: beside a "
           + "full-speed pinning a local session took about 16 s longer to start, and with 3 its "
           + "first input was ready in half the time, but only 2 GiB were page-locked by its first "
-          + "query, which then sorted partly through plain memory.");
+          + "query. The other methods hold it only briefly; resting then only spreads the "
+          + "faulting of pages over time.");
 
   public static final ConfEntry<String> PINNED_REGISTER_DIR = stringEntry(
       "spark.gpusort.memory.pinned.registerDir", "/tmp/spark-gpusort-pinned",

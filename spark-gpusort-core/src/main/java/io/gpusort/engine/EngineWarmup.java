@@ -37,18 +37,8 @@ final class EngineWarmup {
 
   private EngineWarmup() {}
 
-  /**
-   * Whether the host arena's pinning waits for the warm-ups to end: a system property while the
-   * order is compared on GPU hosts (pinning holds the process's memory map, which slows every
-   * other thread that maps memory or loads a class, the warm-ups' included).
-   */
-  static final String PIN_AFTER_PROPERTY = "gpusort.pinned.afterWarmups";
-
   /** Starts the warm-up of {@code engine} on a daemon thread. */
   static synchronized void start(SortEngine engine) {
-    if (Boolean.getBoolean(PIN_AFTER_PROPERTY)) {
-      HostBuffer.holdPinningWhile(() -> running() > 0);
-    }
     Thread thread = new Thread(() -> run(engine), "gpusort-engine-warmup");
     thread.setDaemon(true);
     RUNNING.add(thread);

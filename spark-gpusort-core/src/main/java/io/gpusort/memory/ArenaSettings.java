@@ -18,9 +18,10 @@ import java.nio.file.Path;
  *     PinnedArena#DEFAULT_CHUNK_BYTES}; above 0: one thread in chunks of {@link
  *     #PACED_CHUNK_BYTES}, resting after each this many times as long as it took ({@link
  *     PinnedArena#pace})
+ * @param pinMethod how a GPU engine page-locks the memory
  */
 public record ArenaSettings(long requestedBytes, double hostFraction, long boundBytes,
-    Path registerDir, int pinThreads, double restRatio) {
+    Path registerDir, int pinThreads, double restRatio, PinMethod pinMethod) {
   /** {@link #requestedBytes} that means: the host's share, divided among its GPUs. */
   public static final long AUTO = -1;
   /** The register's directory unless configured: one place every process of the host sees. */
@@ -32,17 +33,17 @@ public record ArenaSettings(long requestedBytes, double hostFraction, long bound
 
   public ArenaSettings {
     if (requestedBytes < AUTO || hostFraction < 0 || hostFraction > 0.9 || boundBytes < 0
-        || registerDir == null || pinThreads < 1 || !(restRatio >= 0)) {
+        || registerDir == null || pinThreads < 1 || !(restRatio >= 0) || pinMethod == null) {
       throw new IllegalArgumentException("bad arena settings: requestedBytes=" + requestedBytes
           + " hostFraction=" + hostFraction + " boundBytes=" + boundBytes + " pinThreads="
-          + pinThreads + " restRatio=" + restRatio);
+          + pinThreads + " restRatio=" + restRatio + " pinMethod=" + pinMethod);
     }
   }
 
   /** Automatic size, a quarter of the host, no further bound. */
   public static ArenaSettings defaults() {
     return new ArenaSettings(AUTO, DEFAULT_HOST_FRACTION, Long.MAX_VALUE, DEFAULT_REGISTER,
-        DEFAULT_PIN_THREADS, 0);
+        DEFAULT_PIN_THREADS, 0, PinMethod.HUGEPAGES);
   }
 
   /** Whether the pinning rests between chunks. */

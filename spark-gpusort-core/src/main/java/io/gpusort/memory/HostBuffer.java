@@ -81,15 +81,6 @@ public final class HostBuffer implements AutoCloseable {
   }
 
   /**
-   * Makes the arena's pinning also wait while {@code warming} says so (the engine's background
-   * warm-ups, which run faster with the process's memory map to themselves), apart from {@link
-   * #pausePinningWhile}'s condition.
-   */
-  public static void holdPinningWhile(BooleanSupplier warming) {
-    ProcessArena.holdWhile(warming);
-  }
-
-  /**
    * Starts the process's page-locked arena on {@code allocator} (its size from {@link
    * #configureArena} and the host's share, {@code devicesOnHost} GPUs sharing the host), pinned by
    * background threads. The first registration wins; later calls return false and change
@@ -97,6 +88,14 @@ public final class HostBuffer implements AutoCloseable {
    */
   public static boolean usePinnedAllocator(NativeAllocator allocator, int devicesOnHost) {
     return ProcessArena.start(allocator, devicesOnHost);
+  }
+
+  /**
+   * How a GPU engine is to page-lock the arena's memory: from the settings given to {@link
+   * #configureArena} last, or those the arena was made with.
+   */
+  public static PinMethod pinMethod() {
+    return ProcessArena.settings().pinMethod();
   }
 
   /** Whether the process's arena is made (its settings can no longer change). */

@@ -18,7 +18,8 @@ import org.slf4j.LoggerFactory;
  * chunks and handed out in pieces to sorts, which give them back to the arena, never to the
  * operating system, while the process lives.
  *
- * <p>Pinning takes long (about 0.5 s a GiB measured on the H200 host), so it never happens on a
+ * <p>Pinning takes long (about 0.5 s a GiB with the driver's own allocation on the H200 host, 0.07
+ * s with huge pages faulted in first on the H100, {@link PinMethod}), so it never happens on a
  * task's path: a request that the chunks pinned so far cannot serve is refused at once
  * ({@link #tryAllocate} returns 0) and the caller takes plain memory, which a GPU engine moves
  * through its few page-locked staging buffers. A piece never crosses a chunk: each chunk is one
@@ -117,11 +118,12 @@ public final class PinnedArena implements AutoCloseable {
 
   /**
    * After each chunk, its pinning thread rests {@code ratio} times as long as the chunk took (0:
-   * no rest). Page-locking holds the process's memory map while it runs, so every other thread
-   * of the process that touches new memory or loads a class waits for the chunk under way: on
-   * the lent H100 host, while two threads pinned 31 GiB in 256 MiB chunks (17 s), the driver's
-   * main thread loaded a class in 5-15 ms instead of 0.3-0.6 (2026-12-06). A rest lets the
-   * others through between chunks, at the cost of a longer pinning.
+   * no rest). The driver's own allocation ({@link PinMethod#DRIVER}) holds the process's memory
+   * map while it runs, so every other thread of the process that touches new memory or loads a
+   * class waits for the chunk under way: on the lent H100 host, while two threads pinned 31 GiB in
+   * 256 MiB chunks (17 s), the driver's main thread loaded a class in 5-15 ms instead of 0.3-0.6
+   * (2026-12-06). A rest lets the others through between chunks, at the cost of a longer
+   * pinning.
    */
   public void pace(double ratio) {
     if (!(ratio >= 0)) {

@@ -15,7 +15,6 @@ final class ProcessArena {
   private static volatile ArenaSettings settings = ArenaSettings.defaults();
   private static volatile PinnedArena arena;
   private static volatile BooleanSupplier busy = () -> false;
-  private static volatile BooleanSupplier held = () -> false;
 
   private ProcessArena() {}
 
@@ -38,20 +37,14 @@ final class ProcessArena {
     busy = value;
   }
 
-  /**
-   * Pinning also waits while {@code value} says so, apart from {@link #pauseWhile}'s condition:
-   * for the engine's background warm-ups, which would otherwise run beside it.
-   */
-  static synchronized void holdWhile(BooleanSupplier value) {
-    held = value;
+  /** Whether pinning waits: a task runs or just ended, or {@link #pauseWhile}'s condition. */
+  private static boolean busy() {
+    return RunningTasks.busy() || busy.getAsBoolean();
   }
 
-  /**
-   * Whether pinning waits: a task runs or just ended, {@link #pauseWhile}'s condition or
-   * {@link #holdWhile}'s.
-   */
-  private static boolean busy() {
-    return RunningTasks.busy() || busy.getAsBoolean() || held.getAsBoolean();
+  /** The settings given last, or those the arena was made with once it is made. */
+  static ArenaSettings settings() {
+    return settings;
   }
 
   static synchronized void configure(ArenaSettings value) {

@@ -2,6 +2,7 @@ package io.gpusort.sql;
 
 import io.gpusort.config.GpuSortConf;
 import io.gpusort.memory.ArenaSettings;
+import io.gpusort.memory.PinMethod;
 import java.nio.file.Path;
 import java.util.Locale;
 import org.apache.spark.SparkConf;
@@ -24,13 +25,13 @@ public final class ArenaSizing {
   public static ArenaSettings of(GpuSortConf conf, SparkConf sparkConf) {
     return of(conf.get(GpuSortConf.PINNED_ARENA_BYTES), conf.get(GpuSortConf.PINNED_HOST_FRACTION),
         conf.get(GpuSortConf.PINNED_REGISTER_DIR), conf.get(GpuSortConf.PINNED_REST_RATIO),
-        sparkConf);
+        conf.get(GpuSortConf.PINNED_METHOD), sparkConf);
   }
 
   static ArenaSettings of(long requestedBytes, double hostFraction, String registerDir,
-      double restRatio, SparkConf sparkConf) {
+      double restRatio, PinMethod pinMethod, SparkConf sparkConf) {
     return new ArenaSettings(requestedBytes, hostFraction, containerBoundBytes(sparkConf),
-        Path.of(registerDir), ArenaSettings.DEFAULT_PIN_THREADS, restRatio);
+        Path.of(registerDir), ArenaSettings.DEFAULT_PIN_THREADS, restRatio, pinMethod);
   }
 
   /**

@@ -152,7 +152,8 @@ final class ExternalRowSorter implements SortMemory.Spiller, AutoCloseable {
     if (!HostBuffer.arenaStarted()) {
       SparkEnv env = SparkEnv.get();
       HostBuffer.configureArena(ArenaSizing.of(plan.arenaBytes, plan.arenaHostFraction,
-          plan.arenaRegisterDir, plan.arenaRestRatio, env == null ? null : env.conf()));
+          plan.arenaRegisterDir, plan.arenaRestRatio, plan.arenaPinMethod,
+          env == null ? null : env.conf()));
     }
     memory.setSpiller(this);
     if (counted) {

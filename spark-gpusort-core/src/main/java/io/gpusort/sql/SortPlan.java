@@ -3,6 +3,7 @@ package io.gpusort.sql;
 import io.gpusort.config.GpuSortConf;
 import io.gpusort.config.GpuSortConf.GlobalMode;
 import io.gpusort.engine.EngineOptions;
+import io.gpusort.memory.PinMethod;
 import java.io.Serializable;
 import org.apache.spark.sql.types.StructType;
 
@@ -55,6 +56,7 @@ final class SortPlan implements Serializable {
   final double arenaHostFraction;
   final String arenaRegisterDir;
   final double arenaRestRatio;
+  final PinMethod arenaPinMethod;
   /**
    * Rows an input partition holds on average where Spark's statistics know the input's rows (a
    * cached relation once materialized, a range), else 0: the size the run's index starts at.
@@ -98,6 +100,7 @@ final class SortPlan implements Serializable {
     this.arenaHostFraction = conf.get(GpuSortConf.PINNED_HOST_FRACTION);
     this.arenaRegisterDir = conf.get(GpuSortConf.PINNED_REGISTER_DIR);
     this.arenaRestRatio = conf.get(GpuSortConf.PINNED_REST_RATIO);
+    this.arenaPinMethod = conf.get(GpuSortConf.PINNED_METHOD);
     this.expectedPartitionRows = Math.max(0, expectedPartitionRows);
   }
 

@@ -73,17 +73,17 @@ class HostShareTest {
     assertEquals(8 * GIB, auto.requestBytes(128 * GIB, 4));
     assertEquals(32 * GIB, auto.requestBytes(128 * GIB, 0), "no GPU counted: one");
     ArenaSettings bounded = new ArenaSettings(ArenaSettings.AUTO, 0.25, 3 * GIB,
-        ArenaSettings.DEFAULT_REGISTER, 2, 0);
+        ArenaSettings.DEFAULT_REGISTER, 2, 0, PinMethod.HUGEPAGES);
     assertEquals(3 * GIB, bounded.requestBytes(128 * GIB, 1));
     ArenaSettings set = new ArenaSettings(12 * GIB, 0.25, Long.MAX_VALUE,
-        ArenaSettings.DEFAULT_REGISTER, 2, 0);
+        ArenaSettings.DEFAULT_REGISTER, 2, 0, PinMethod.HUGEPAGES);
     assertEquals(12 * GIB, set.requestBytes(128 * GIB, 8), "a set size is not divided");
     assertThrows(IllegalArgumentException.class, () -> new ArenaSettings(-2, 0.25,
-        Long.MAX_VALUE, ArenaSettings.DEFAULT_REGISTER, 2, 0));
+        Long.MAX_VALUE, ArenaSettings.DEFAULT_REGISTER, 2, 0, PinMethod.HUGEPAGES));
     assertThrows(IllegalArgumentException.class, () -> new ArenaSettings(0, 0.95,
-        Long.MAX_VALUE, ArenaSettings.DEFAULT_REGISTER, 2, 0));
+        Long.MAX_VALUE, ArenaSettings.DEFAULT_REGISTER, 2, 0, PinMethod.HUGEPAGES));
     assertThrows(IllegalArgumentException.class, () -> new ArenaSettings(0, 0.25,
-        Long.MAX_VALUE, ArenaSettings.DEFAULT_REGISTER, 2, -1));
+        Long.MAX_VALUE, ArenaSettings.DEFAULT_REGISTER, 2, -1, PinMethod.HUGEPAGES));
   }
 
   /** A pinning that rests does so with one thread in small chunks; at full speed, as set. */
@@ -94,7 +94,7 @@ class HostShareTest {
     assertEquals(ArenaSettings.DEFAULT_PIN_THREADS, full.threads());
     assertEquals(PinnedArena.DEFAULT_CHUNK_BYTES, full.chunkBytes());
     ArenaSettings paced = new ArenaSettings(ArenaSettings.AUTO, 0.25, Long.MAX_VALUE,
-        ArenaSettings.DEFAULT_REGISTER, 4, 1.5);
+        ArenaSettings.DEFAULT_REGISTER, 4, 1.5, PinMethod.HUGEPAGES);
     assertTrue(paced.paced());
     assertEquals(1, paced.threads());
     assertEquals(ArenaSettings.PACED_CHUNK_BYTES, paced.chunkBytes());

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.gpusort.config.GpuSortConf;
 import io.gpusort.memory.ArenaSettings;
+import io.gpusort.memory.PinMethod;
 import java.util.Map;
 import org.apache.spark.SparkConf;
 import org.junit.jupiter.api.Test;
@@ -54,14 +55,17 @@ class ArenaSizingTest {
     GpuSortConf gpusort = GpuSortConf.of(Map.of("spark.gpusort.memory.pinned.arenaBytes", "12g",
         "spark.gpusort.memory.pinned.hostFraction", "0.5",
         "spark.gpusort.memory.pinned.registerDir", "/tmp/x",
-        "spark.gpusort.memory.pinned.restRatio", "3"));
+        "spark.gpusort.memory.pinned.restRatio", "3",
+        "spark.gpusort.memory.pinned.method", "driver"));
     ArenaSettings s = ArenaSizing.of(gpusort, conf("spark.master", "local[4]"));
     assertEquals(12L << 30, s.requestedBytes());
     assertEquals(0.5, s.hostFraction());
     assertEquals("/tmp/x", s.registerDir().toString());
     assertEquals(3.0, s.restRatio());
+    assertEquals(PinMethod.DRIVER, s.pinMethod());
     ArenaSettings auto = ArenaSizing.of(GpuSortConf.of(Map.of()), conf("spark.master", "yarn"));
     assertEquals(0.0, auto.restRatio(), "pinning at full speed unless set");
+    assertEquals(PinMethod.HUGEPAGES, auto.pinMethod(), "the process's own huge pages unless set");
     assertEquals(ArenaSettings.AUTO, auto.requestedBytes());
     assertEquals(0, auto.boundBytes());
     assertEquals(0, auto.requestBytes(128L << 30, 1), "YARN, no overhead set: no arena");

@@ -6,6 +6,7 @@ import io.gpusort.engine.EngineOptions;
 import io.gpusort.engine.Engines;
 import io.gpusort.memory.ArenaSettings;
 import io.gpusort.memory.HostBuffer;
+import io.gpusort.memory.PinMethod;
 import io.gpusort.memory.PinnedArena;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,13 +14,14 @@ import java.util.Locale;
 
 /**
  * How fast the page-locked arena is pinned in the background, and what a piece costs once it is:
- * opens the CUDA engine with an arena of {@code --bytes} pinned by {@code --threads} threads,
+ * opens the CUDA engine with an arena of {@code --bytes} pinned by {@code --threads} threads the
+ * way {@code --method} says (spark.gpusort.memory.pinned.method),
  * waits until it is whole, prints the wall time and rate, then times taking and giving back
  * pieces of the row path's sizes against plain pooled buffers of the same sizes. One arena per
  * process: run it once per thread count.
  *
  * <pre>
- *   java ... io.gpusort.examples.ArenaBenchmark [--bytes 16g] [--threads 2]
+ *   java ... io.gpusort.examples.ArenaBenchmark [--bytes 16g] [--threads 2] [--method hugepages]
  * </pre>
  */
 public final class ArenaBenchmark {
@@ -28,18 +30,21 @@ public final class ArenaBenchmark {
   public static void main(String[] argv) throws InterruptedException {
     long bytes = 16L << 30;
     int threads = ArenaSettings.DEFAULT_PIN_THREADS;
+    PinMethod method = GpuSortConf.PINNED_METHOD.defaultValue();
     for (int i = 0; i < argv.length; i++) {
       switch (argv[i]) {
         case "--bytes" -> bytes = GpuSortConf.PINNED_ARENA_BYTES.parse(argv[++i]);
         case "--threads" -> threads = Integer.parseInt(argv[++i]);
+        case "--method" -> method = GpuSortConf.PINNED_METHOD.parse(argv[++i]);
         default -> {
-          System.err.println("usage: ArenaBenchmark [--bytes 16g] [--threads 2]");
+          System.err.println("usage: ArenaBenchmark [--bytes 16g] [--threads 2] "
+              + "[--method hugepages|pages|driver]");
           System.exit(2);
         }
       }
     }
     HostBuffer.configureArena(new ArenaSettings(bytes, 0.9, Long.MAX_VALUE,
-        ArenaSettings.DEFAULT_REGISTER, threads, 0));
+        ArenaSettings.DEFAULT_REGISTER, threads, 0, method));
     long start = System.nanoTime();
     Engines.create(EngineOptions.defaults(EngineChoice.CUDA));
     long opened = System.nanoTime();

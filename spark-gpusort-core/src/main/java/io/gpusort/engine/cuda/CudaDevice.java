@@ -11,8 +11,10 @@ import static jcuda.driver.JCudaDriver.cuMemGetInfo;
 
 import io.gpusort.memory.HostBuffer;
 import io.gpusort.memory.NativeAllocator;
+import io.gpusort.memory.PinMethod;
 import java.util.ArrayDeque;
 import java.util.HashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Semaphore;
 import jcuda.driver.CUcontext;
@@ -31,13 +33,6 @@ import org.slf4j.LoggerFactory;
  */
 final class CudaDevice {
   private static final Logger LOG = LoggerFactory.getLogger(CudaDevice.class);
-  /**
-   * How the arena's memory is page-locked: {@code register} maps it and registers it with the
-   * driver ({@link RegisteredHostAllocator}), {@code register-huge} the same on transparent huge
-   * pages; anything else has the driver allocate it
-   * ({@link PinnedHostAllocator}). A system property while the two are compared on GPU hosts.
-   */
-  static final String PINNED_METHOD_PROPERTY = "gpusort.pinned.method";
   private static final Map<Integer, CudaDevice> OPEN = new HashMap<>();
 
   final int ordinal;
@@ -253,12 +248,27 @@ final class CudaDevice {
     Cuda.check(cuDevicePrimaryCtxRetain(pinnedContext, device), "cuDevicePrimaryCtxRetain");
     int[] count = new int[1];
     Cuda.check(cuDeviceGetCount(count), "cuDeviceGetCount");
-    String method = System.getProperty(PINNED_METHOD_PROPERTY, "alloc");
-    NativeAllocator allocator = method.startsWith("register")
-        ? new RegisteredHostAllocator(pinnedContext, method.equals("register-huge"))
-        : new PinnedHostAllocator(pinnedContext);
-    if (!HostBuffer.usePinnedAllocator(allocator, count[0])) {
+    if (!HostBuffer.usePinnedAllocator(pinnedAllocator(pinnedContext), count[0])) {
       cuDevicePrimaryCtxRelease(device);
     }
   }
+  /**
+   * The allocator the configured method names ({@link HostBuffer#pinMethod}); the driver's own
+   * where the process cannot map memory itself (LWJGL's bindings of the C library missing).
+   */
+  private static NativeAllocator pinnedAllocator(CUcontext context) {
+    PinMethod method = HostBuffer.pinMethod();
+    if (method == PinMethod.DRIVER) {
+      return new PinnedHostAllocator(context);
+    }
+    String unavailable = HostMapping.unavailable();
+    if (unavailable != null) {
+      LOG.warn("spark.gpusort.memory.pinned.method={}: the process cannot map memory itself ({});"
+          + " the driver page-locks the arena", method.name().toLowerCase(Locale.ROOT),
+          unavailable);
+      return new PinnedHostAllocator(context);
+    }
+    return new RegisteredHostAllocator(context, method == PinMethod.HUGEPAGES);
+  }
+
 }

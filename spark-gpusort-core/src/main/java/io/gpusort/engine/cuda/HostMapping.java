@@ -7,16 +7,20 @@ import org.lwjgl.system.linux.DynamicLinkLoader;
 import org.lwjgl.system.linux.MMAN;
 
 /**
- * Anonymous memory of the process's own mapping, on 2 MiB boundaries, its pages made present
- * before it is handed out ({@code madvise(MADV_POPULATE_WRITE)}, else one write a page), and
- * optionally offered transparent huge pages ({@code MADV_HUGEPAGE}): what {@link
- * RegisteredHostAllocator} registers with the driver. Sizes are rounded up to 2 MiB.
+ * Anonymous memory of the process's own mapping, on 2 MiB boundaries, optionally offered
+ * transparent huge pages ({@code madvise(MADV_HUGEPAGE)}), with every page faulted in by a write
+ * before it is handed out: what {@link RegisteredHostAllocator} registers with the driver. Sizes
+ * are rounded up to 2 MiB.
+ *
+ * <p>The pages are faulted in one write at a time rather than by {@code MADV_POPULATE_WRITE}: each
+ * fault holds the process's memory map only briefly, where that call holds it for the whole range
+ * (on the lent H100 host, 2026-12-07, {@code kernels/gpu-host/pin-cost.c}: a thread mapping memory
+ * beside it waited up to 55 ms at the 99th percentile, beside the writes 0.24 ms).
  */
 final class HostMapping {
   static final long HUGE_PAGE_BYTES = 2L << 20;
   private static final long PAGE_BYTES = 4096;
   private static final int MADV_HUGEPAGE = 14;
-  private static final int MADV_POPULATE_WRITE = 23;
 
   private HostMapping() {}
 
@@ -31,6 +35,19 @@ final class HostMapping {
     }
   }
 
+  /**
+   * Null where this process can map memory itself, else why not (LWJGL's bindings of the C
+   * library could not be loaded).
+   */
+  static String unavailable() {
+    try {
+      NativeLibraries.configureLwjgl();
+      return MMAN.MAP_FAILED == 0 ? "no mmap" : null;
+    } catch (LinkageError | RuntimeException e) {
+      return e.toString();
+    }
+  }
+
   /** {@code sizeBytes} rounded up to whole 2 MiB pages (at least one). */
   static long length(long sizeBytes) {
     long bytes = Math.max(1, sizeBytes);
@@ -38,8 +55,8 @@ final class HostMapping {
   }
 
   /**
-   * Maps {@link #length}({@code sizeBytes}) bytes starting on a 2 MiB boundary, with every page
-   * present, on huge pages if {@code hugePages} and the host gives them; throws {@link
+   * Maps {@link #length}({@code sizeBytes}) bytes starting on a 2 MiB boundary, every page present
+   * and zero, on huge pages if {@code hugePages} and the host gives them; throws {@link
    * OutOfMemoryError} where the mapping is refused.
    */
   static long map(long sizeBytes, boolean hugePages) {
@@ -62,11 +79,8 @@ final class HostMapping {
     if (hugePages && madvise != 0) {
       JNI.invokePPI(address, length, MADV_HUGEPAGE, madvise);
     }
-    if (madvise == 0 || JNI.invokePPI(address, length, MADV_POPULATE_WRITE, madvise) != 0) {
-      // Before Linux 5.14: fault each page in by writing to it.
-      for (long at = 0; at < length; at += PAGE_BYTES) {
-        MemoryUtil.memPutByte(address + at, (byte) 0);
-      }
+    for (long at = 0; at < length; at += PAGE_BYTES) {
+      MemoryUtil.memPutByte(address + at, (byte) 0);
     }
     return address;
   }

@@ -8,22 +8,31 @@ import io.gpusort.memory.NativeAllocator;
 import jcuda.driver.CUcontext;
 import jcuda.driver.CUresult;
 import jcuda.driver.JCudaDriver;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Page-locked host memory of the process's own mapping, registered with the driver
  * ({@code cuMemHostRegister}, portable) rather than allocated by it: each block is mapped with
- * its pages present ({@link HostMapping}), optionally on transparent huge pages, and only then
- * pinned. The driver then locks pages that are already there, so the call that holds the
- * process's memory map is short, and with huge pages it has 512 times fewer to lock; other
- * threads of the process that map memory or load classes wait behind each such call. Huge pages
- * are asked for only when told: on a host whose memory is fragmented, each 2 MiB fault may
- * compact memory first, and faulting then slows to a crawl. A block the driver refuses to
- * register is unmapped and the refusal thrown, as {@link PinnedHostAllocator} does for {@code
- * cuMemHostAlloc}.
+ * every page faulted in ({@link HostMapping}), on transparent huge pages where asked, and only then
+ * pinned. The driver then locks pages that are already there, so its call, which holds the
+ * process's memory map (every other thread that maps memory or loads a class waits behind it), is
+ * short, and with huge pages it has 512 times fewer to lock. On a host whose memory is fragmented
+ * each 2 MiB fault may compact memory first and slow to a crawl: once a block's huge pages fault in
+ * slowly, the following blocks take ordinary pages. A block the driver refuses to register is
+ * unmapped and the refusal thrown, as {@link PinnedHostAllocator} does for {@code cuMemHostAlloc}.
  */
 final class RegisteredHostAllocator implements NativeAllocator {
+  private static final Logger LOG = LoggerFactory.getLogger(RegisteredHostAllocator.class);
+  /**
+   * Huge pages are given up once a block's pages take longer than this a GiB to fault in: ordinary
+   * pages fault in at about 2 GiB/s a thread (H100 host), huge pages at 7 where the host has free
+   * 2 MiB blocks; slower means the kernel compacts memory for each one.
+   */
+  static final long SLOW_NANOS_PER_GIB = 1_000_000_000L;
+
   private final CUcontext context;
-  private final boolean hugePages;
+  private volatile boolean hugePages;
 
   RegisteredHostAllocator(CUcontext context, boolean hugePages) {
     this.context = context;
@@ -32,7 +41,14 @@ final class RegisteredHostAllocator implements NativeAllocator {
 
   @Override
   public long allocate(long sizeBytes) {
-    long address = HostMapping.map(sizeBytes, hugePages);
+    boolean huge = hugePages;
+    long start = System.nanoTime();
+    long address = HostMapping.map(sizeBytes, huge);
+    if (huge && tooSlow(HostMapping.length(sizeBytes), System.nanoTime() - start)) {
+      hugePages = false;
+      LOG.info("Huge pages of {} MiB took {} ms to fault in: the arena goes on with ordinary "
+          + "pages", HostMapping.length(sizeBytes) >> 20, (System.nanoTime() - start) / 1_000_000);
+    }
     Cuda.check(cuCtxSetCurrent(context), "cuCtxSetCurrent");
     int result = cuMemHostRegister(new NativePointer(address), HostMapping.length(sizeBytes),
         JCudaDriver.CU_MEMHOSTREGISTER_PORTABLE);
@@ -41,6 +57,16 @@ final class RegisteredHostAllocator implements NativeAllocator {
       throw new CudaException("cuMemHostRegister", result, sizeBytes + " bytes");
     }
     return address;
+  }
+
+  /** Whether faulting {@code bytes} in took longer than {@link #SLOW_NANOS_PER_GIB} allows. */
+  static boolean tooSlow(long bytes, long nanos) {
+    return nanos > SLOW_NANOS_PER_GIB * (double) bytes / (1L << 30);
+  }
+
+  /** Whether the next blocks are asked for on huge pages. */
+  boolean hugePages() {
+    return hugePages;
   }
 
   @Override

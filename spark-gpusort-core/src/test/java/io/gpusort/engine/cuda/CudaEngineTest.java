@@ -10,6 +10,7 @@ import io.gpusort.engine.EngineReferenceTests;
 import io.gpusort.engine.SortEngine;
 import io.gpusort.memory.ArenaSettings;
 import io.gpusort.memory.HostBuffer;
+import io.gpusort.memory.PinMethod;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 
@@ -26,7 +27,8 @@ class CudaEngineTest extends EngineReferenceTests {
     // The engine tests' buffers come from the arena once it is pinned: 8g is enough for them and
     // quick to pin (the first engine of the JVM makes it; later settings change nothing).
     HostBuffer.configureArena(new ArenaSettings(8L << 30, ArenaSettings.DEFAULT_HOST_FRACTION,
-        Long.MAX_VALUE, ArenaSettings.DEFAULT_REGISTER, ArenaSettings.DEFAULT_PIN_THREADS, 0));
+        Long.MAX_VALUE, ArenaSettings.DEFAULT_REGISTER, ArenaSettings.DEFAULT_PIN_THREADS, 0,
+        PinMethod.HUGEPAGES));
     CudaEngine engine = new CudaEngine(options);
     try {
       engine.awaitPrepared();

@@ -1,6 +1,9 @@
 package io.gpusort.engine.cuda;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import org.junit.jupiter.api.Test;
 import org.lwjgl.system.MemoryUtil;
@@ -12,6 +15,20 @@ class HostMappingTest {
     assertEquals(2L << 20, HostMapping.length(1));
     assertEquals(2L << 20, HostMapping.length(2L << 20));
     assertEquals(4L << 20, HostMapping.length((2L << 20) + 1));
+  }
+
+  @Test
+  void thisHostCanMapMemoryItself() {
+    assertNull(HostMapping.unavailable());
+  }
+
+  @Test
+  void hugePagesAreGivenUpBelowAGibASecond() {
+    long gib = 1L << 30;
+    assertFalse(RegisteredHostAllocator.tooSlow(256L << 20, 200_000_000L));
+    assertTrue(RegisteredHostAllocator.tooSlow(256L << 20, 300_000_000L));
+    assertFalse(RegisteredHostAllocator.tooSlow(gib, 999_000_000L));
+    assertTrue(RegisteredHostAllocator.tooSlow(gib, 1_001_000_000L));
   }
 
   @Test
