@@ -11,7 +11,8 @@
 #            SQL extension, metrics, range-sort exchange, spill, cancellation, columnar intake,
 #            collations, the row path's warm-up) and the plugin's, with engine auto (cuda there); the small-heap spill
 #            suites; the GPU-tagged CudaRowPathTest at ROWPATH_ROWS (2e6) rows a case
-#   SUITES   only the Spark-level suites of TESTS
+#   SUITES   only the Spark-level suites of TESTS (PIN_METHOD: their arena's
+#            spark.gpusort.memory.pinned.method, hugepages say; the default unless set)
 #   WITHIN   SortBenchmark's within-partition cases over a size series in one JVM (SIZES_WITHIN:
 #            1e8,3e8,6e8; Spark's sort only up to BASELINE_MAX, 3e8), cached rows, REPS (3). At
 #            6e8 rows give the sorts room (JAVA_OPTS=-Dspark.memory.fraction=0.8, HEAP=100g), or
@@ -191,7 +192,7 @@ fi
 if [ "${TESTS:-0}" = 1 ] || [ "${SUITES:-0}" = 1 ]; then
   if [ "${TESTS:-0}" = 1 ]; then
   start=$(date +%s)
-  bash "$host_sh" run -- java -Xmx32g -Dgpusort.memory.trackLeaks=true \
+  bash "$host_sh" run -- java -Xmx32g -Dgpusort.memory.trackLeaks=true ${PIN_METHOD:+-Dgpusort.test.pinMethod=$PIN_METHOD} \
     org.junit.platform.console.ConsoleLauncher execute --disable-banner --disable-ansi-colors \
     --select-package io.gpusort.engine --include-tag gpu --details tree \
     > "$out/gpu-engine-tests.txt" 2>&1
@@ -206,7 +207,7 @@ if [ "${TESTS:-0}" = 1 ] || [ "${SUITES:-0}" = 1 ]; then
   done
   selected+=(--select-class io.gpusort.spark.GpuSortPluginTest)
   start=$(date +%s)
-  bash "$host_sh" run -- java -Xmx48g -Dgpusort.memory.trackLeaks=true \
+  bash "$host_sh" run -- java -Xmx48g -Dgpusort.memory.trackLeaks=true ${PIN_METHOD:+-Dgpusort.test.pinMethod=$PIN_METHOD} \
     -Dgpusort.test.master='local[16]' org.junit.platform.console.ConsoleLauncher execute \
     --disable-banner --disable-ansi-colors "${selected[@]}" --exclude-tag small-heap \
     --details tree > "$out/spark-suites.txt" 2>&1
@@ -216,7 +217,7 @@ if [ "${TESTS:-0}" = 1 ] || [ "${SUITES:-0}" = 1 ]; then
   grep -E "✘" "$out/spark-suites.txt" | head -20
   if [ "${TESTS:-0}" = 1 ]; then
   start=$(date +%s)
-  bash "$host_sh" run -- java -Xmx512m -Dgpusort.memory.trackLeaks=true \
+  bash "$host_sh" run -- java -Xmx512m -Dgpusort.memory.trackLeaks=true ${PIN_METHOD:+-Dgpusort.test.pinMethod=$PIN_METHOD} \
     org.junit.platform.console.ConsoleLauncher execute --disable-banner --disable-ansi-colors \
     --select-class io.gpusort.sql.LargePartitionSpillTest \
     --select-class io.gpusort.sql.OffHeapSpillTest --include-tag small-heap --details tree \
@@ -226,7 +227,7 @@ if [ "${TESTS:-0}" = 1 ] || [ "${SUITES:-0}" = 1 ]; then
   grep -E "tests (successful|failed|aborted|skipped)" "$out/small-heap.txt"
   grep -E "✘" "$out/small-heap.txt" | head -10
   start=$(date +%s)
-  bash "$host_sh" run -- java -Xmx48g -Dgpusort.memory.trackLeaks=true \
+  bash "$host_sh" run -- java -Xmx48g -Dgpusort.memory.trackLeaks=true ${PIN_METHOD:+-Dgpusort.test.pinMethod=$PIN_METHOD} \
     -Dgpusort.test.master='local[16]' -Dgpusort.test.gpuRows="${ROWPATH_ROWS:-2000000}" \
     org.junit.platform.console.ConsoleLauncher execute --disable-banner --disable-ansi-colors \
     --select-class io.gpusort.sql.CudaRowPathTest --include-tag gpu --details tree \

@@ -88,6 +88,12 @@ public final class SparkTestSession {
           .config("spark.io.encryption.enabled", "true");
     }
     BASE_GPUSORT_CONF.forEach(builder::config);
+    // How the arena pins (on the GPU host: -Dgpusort.test.pinMethod=hugepages runs the suites on
+    // memory the process mapped itself, before that becomes the default).
+    String pinMethod = System.getProperty("gpusort.test.pinMethod");
+    if (pinMethod != null) {
+      builder.config(GpuSortConf.PINNED_METHOD.key(), pinMethod);
+    }
     SparkSession spark = builder
         .master(System.getProperty("gpusort.test.master", "local[2]"))
         .appName("spark-gpusort-tests")
@@ -116,7 +122,8 @@ public final class SparkTestSession {
     }
     // Which engine "auto" resolved to: the GPU host's logs show the suites ran on its device.
     System.out.println("spark-gpusort tests: engine " + io.gpusort.GpuSort.engineName(spark)
-        + (SPILLING ? ", spilling" : ""));
+        + (SPILLING ? ", spilling" : "")
+        + (pinMethod != null ? ", pin method " + pinMethod : ""));
     return spark;
   }
 }
