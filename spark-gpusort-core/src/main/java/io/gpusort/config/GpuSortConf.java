@@ -257,7 +257,7 @@ public final class GpuSortConf {
           + "meanwhile, so every other thread that maps memory or loads a class waits for it. "
           + "hugepages: the executor maps the memory itself, asks for transparent huge pages, "
           + "faults the pages in and then registers them with the driver (8 GiB in 0.6 s, the "
-          + "other threads hardly wait; a local session's first input was ready 8-13 s sooner); "
+          + "other threads hardly wait; a local session's first input was ready 7-13 s sooner); "
           + "where huge pages fault in slowly (memory to be compacted first) it goes on with "
           + "ordinary pages. pages: the same on ordinary pages (4.4 GiB/s). driver stays the "
           + "default until the Spark-level suites have run on a GPU with hugepages.");
