@@ -252,6 +252,7 @@ final class CudaDevice {
       cuDevicePrimaryCtxRelease(device);
     }
   }
+
   /**
    * The allocator the configured method names ({@link HostBuffer#pinMethod}); the driver's own
    * where the process cannot map memory itself (LWJGL's bindings of the C library missing).
@@ -270,5 +271,4 @@ final class CudaDevice {
     }
     return new RegisteredHostAllocator(context, method == PinMethod.HUGEPAGES);
   }
-
 }

@@ -26,8 +26,8 @@ final class RegisteredHostAllocator implements NativeAllocator {
   private static final Logger LOG = LoggerFactory.getLogger(RegisteredHostAllocator.class);
   /**
    * Huge pages are given up once a block's pages take longer than this a GiB to fault in: ordinary
-   * pages fault in at about 2 GiB/s a thread (H100 host), huge pages at 7 where the host has free
-   * 2 MiB blocks; slower means the kernel compacts memory for each one.
+   * pages fault in at about 2.4 GiB/s a thread (H100 host, pin-cost.c), huge pages at 8 where the
+   * host has free 2 MiB blocks; slower means the kernel compacts memory for each one.
    */
   static final long SLOW_NANOS_PER_GIB = 1_000_000_000L;
 
@@ -62,11 +62,6 @@ final class RegisteredHostAllocator implements NativeAllocator {
   /** Whether faulting {@code bytes} in took longer than {@link #SLOW_NANOS_PER_GIB} allows. */
   static boolean tooSlow(long bytes, long nanos) {
     return nanos > SLOW_NANOS_PER_GIB * (double) bytes / (1L << 30);
-  }
-
-  /** Whether the next blocks are asked for on huge pages. */
-  boolean hugePages() {
-    return hugePages;
   }
 
   @Override
