@@ -42,15 +42,17 @@ final class RegisteredHostAllocator implements NativeAllocator {
   @Override
   public long allocate(long sizeBytes) {
     boolean huge = hugePages;
+    long length = HostMapping.length(sizeBytes);
     long start = System.nanoTime();
     long address = HostMapping.map(sizeBytes, huge);
-    if (huge && tooSlow(HostMapping.length(sizeBytes), System.nanoTime() - start)) {
+    long faultNanos = System.nanoTime() - start;
+    if (huge && tooSlow(length, faultNanos)) {
       hugePages = false;
       LOG.info("Huge pages of {} MiB took {} ms to fault in: the arena goes on with ordinary "
-          + "pages", HostMapping.length(sizeBytes) >> 20, (System.nanoTime() - start) / 1_000_000);
+          + "pages", length >> 20, faultNanos / 1_000_000);
     }
     Cuda.check(cuCtxSetCurrent(context), "cuCtxSetCurrent");
-    int result = cuMemHostRegister(new NativePointer(address), HostMapping.length(sizeBytes),
+    int result = cuMemHostRegister(new NativePointer(address), length,
         JCudaDriver.CU_MEMHOSTREGISTER_PORTABLE);
     if (result != CUresult.CUDA_SUCCESS) {
       HostMapping.unmap(address, sizeBytes);
