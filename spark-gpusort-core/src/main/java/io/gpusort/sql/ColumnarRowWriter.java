@@ -44,6 +44,11 @@ final class ColumnarRowWriter {
   private final int bitsetBytes;
   /** The null bits and the slots. */
   private final int fixedBytes;
+  /**
+   * Where in a row the words a row's start zeroes lie: the null bits, and the slots of every
+   * column but longs and doubles, whose values (or a null's zero) fill their slots whole.
+   */
+  private final int[] zeroedWords;
   /** The fixed part and 16 bytes per wide decimal: a row's size but for strings and binaries. */
   private final int baseRowBytes;
   private final ColumnVector[] vectors;
@@ -60,6 +65,17 @@ final class ColumnarRowWriter {
     this.kinds = kinds;
     this.bitsetBytes = ((kinds.length + 63) / 64) * 8;
     this.fixedBytes = bitsetBytes + 8 * kinds.length;
+    int[] zeroed = new int[fixedBytes / 8];
+    int words = 0;
+    for (int w = 0; w < bitsetBytes; w += 8) {
+      zeroed[words++] = w;
+    }
+    for (int i = 0; i < kinds.length; i++) {
+      if (kinds[i] != KeyKind.LONG && kinds[i] != KeyKind.DOUBLE) {
+        zeroed[words++] = bitsetBytes + 8 * i;
+      }
+    }
+    this.zeroedWords = Arrays.copyOf(zeroed, words);
     int wideDecimals = 0;
     boolean perRow = false;
     boolean notPrimitive = false;
@@ -242,16 +258,17 @@ final class ColumnarRowWriter {
   }
 
   /**
-   * The lengths and zeroed fixed parts (null bits clear, every slot zero: a narrow value leaves
-   * the rest of its slot as is) of {@code count} rows of one size from {@code address}, a record
-   * apart; returns where they end.
+   * The lengths and zeroed fixed parts (null bits clear, every slot zero but those of longs and
+   * doubles, which their columns fill whole: a narrow value leaves the rest of its slot as is) of
+   * {@code count} rows of one size from {@code address}, a record apart; returns where they end.
    */
   private long startRows(int count, long address) {
     long stride = RowStore.RECORD_HEADER_BYTES + baseRowBytes;
+    int[] zeroed = zeroedWords;
     for (int j = 0; j < count; j++) {
       long at = address + j * stride;
       Platform.putLong(null, at, baseRowBytes);
-      for (int w = 0; w < fixedBytes; w += 8) {
+      for (int w : zeroed) {
         Platform.putLong(null, at + RowStore.RECORD_HEADER_BYTES + w, 0L);
       }
     }
@@ -266,11 +283,12 @@ final class ColumnarRowWriter {
   /** As {@link #startRows}, for rows {@code [from, from + count)} of their measured sizes. */
   private long startRowsOfSizes(int from, int count, long address) {
     long at = address;
+    int[] zeroed = zeroedWords;
     for (int j = 0; j < count; j++) {
       int size = rowSizes[from + j];
       Platform.putLong(null, at, size);
       long row = at + RowStore.RECORD_HEADER_BYTES;
-      for (int w = 0; w < fixedBytes; w += 8) {
+      for (int w : zeroed) {
         Platform.putLong(null, row + w, 0L);
       }
       rowAddresses[j] = row;
