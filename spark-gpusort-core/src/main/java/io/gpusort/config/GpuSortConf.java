@@ -251,16 +251,16 @@ public final class GpuSortConf {
           + "the page-locked arenas of every executor on a host may pin together.");
 
   public static final ConfEntry<PinMethod> PINNED_METHOD = enumEntry(
-      "spark.gpusort.memory.pinned.method", PinMethod.class, PinMethod.DRIVER,
-      "How a CUDA engine page-locks the arena. driver: the driver allocates and page-locks it "
-          + "(cuMemHostAlloc; on an H100 host 2.7 GiB/s), holding the process's memory map "
-          + "meanwhile, so every other thread that maps memory or loads a class waits for it. "
-          + "hugepages: the executor maps the memory itself, asks for transparent huge pages, "
-          + "faults the pages in and then registers them with the driver (8 GiB in 0.6 s, the "
-          + "other threads hardly wait; a local session's first input was ready 7-13 s sooner); "
-          + "where huge pages fault in slowly (memory to be compacted first) it goes on with "
-          + "ordinary pages. pages: the same on ordinary pages (4.4 GiB/s). driver stays the "
-          + "default until the Spark-level suites have run on a GPU with hugepages.");
+      "spark.gpusort.memory.pinned.method", PinMethod.class, PinMethod.HUGEPAGES,
+      "How a CUDA engine page-locks the arena. hugepages: the executor maps the memory itself, "
+          + "asks for transparent huge pages, faults the pages in and then registers them with "
+          + "the driver (on an H100 host 8 GiB in 0.6 s, the other threads hardly wait; a local "
+          + "session's first input was ready 7-13 s sooner than with driver); where huge pages "
+          + "fault in slowly (memory to be compacted first) it goes on with ordinary pages. "
+          + "pages: the same on ordinary pages (4.4 GiB/s). driver: the driver allocates and "
+          + "page-locks it (cuMemHostAlloc, 2.7 GiB/s), holding the process's memory map "
+          + "meanwhile, so every other thread that maps memory or loads a class waits for it; "
+          + "the way where the process cannot map memory itself, which the others fall back to.");
 
   public static final ConfEntry<Double> PINNED_REST_RATIO = fractionEntry(
       "spark.gpusort.memory.pinned.restRatio", 0.0, 0.0, 100.0,

@@ -43,7 +43,7 @@ public record ArenaSettings(long requestedBytes, double hostFraction, long bound
   /** Automatic size, a quarter of the host, no further bound. */
   public static ArenaSettings defaults() {
     return new ArenaSettings(AUTO, DEFAULT_HOST_FRACTION, Long.MAX_VALUE, DEFAULT_REGISTER,
-        DEFAULT_PIN_THREADS, 0, PinMethod.DRIVER);
+        DEFAULT_PIN_THREADS, 0, PinMethod.HUGEPAGES);
   }
 
   /** Whether the pinning rests between chunks. */

@@ -56,16 +56,16 @@ class ArenaSizingTest {
         "spark.gpusort.memory.pinned.hostFraction", "0.5",
         "spark.gpusort.memory.pinned.registerDir", "/tmp/x",
         "spark.gpusort.memory.pinned.restRatio", "3",
-        "spark.gpusort.memory.pinned.method", "hugepages"));
+        "spark.gpusort.memory.pinned.method", "driver"));
     ArenaSettings s = ArenaSizing.of(gpusort, conf("spark.master", "local[4]"));
     assertEquals(12L << 30, s.requestedBytes());
     assertEquals(0.5, s.hostFraction());
     assertEquals("/tmp/x", s.registerDir().toString());
     assertEquals(3.0, s.restRatio());
-    assertEquals(PinMethod.HUGEPAGES, s.pinMethod());
+    assertEquals(PinMethod.DRIVER, s.pinMethod());
     ArenaSettings auto = ArenaSizing.of(GpuSortConf.of(Map.of()), conf("spark.master", "yarn"));
     assertEquals(0.0, auto.restRatio(), "pinning at full speed unless set");
-    assertEquals(PinMethod.DRIVER, auto.pinMethod(), "the driver's allocation unless set");
+    assertEquals(PinMethod.HUGEPAGES, auto.pinMethod(), "huge pages of our own unless set");
     assertEquals(ArenaSettings.AUTO, auto.requestedBytes());
     assertEquals(0, auto.boundBytes());
     assertEquals(0, auto.requestBytes(128L << 30, 1), "YARN, no overhead set: no arena");
