@@ -3,6 +3,7 @@ package io.gpusort.sql;
 import io.gpusort.config.GpuSortConf;
 import io.gpusort.memory.ArenaSettings;
 import io.gpusort.memory.PinMethod;
+import java.io.Serializable;
 import java.nio.file.Path;
 import java.util.Locale;
 import org.apache.spark.SparkConf;
@@ -23,15 +24,26 @@ public final class ArenaSizing {
 
   /** The settings in {@code conf}, bounded for the cluster manager {@code sparkConf} names. */
   public static ArenaSettings of(GpuSortConf conf, SparkConf sparkConf) {
-    return of(conf.get(GpuSortConf.PINNED_ARENA_BYTES), conf.get(GpuSortConf.PINNED_HOST_FRACTION),
-        conf.get(GpuSortConf.PINNED_REGISTER_DIR), conf.get(GpuSortConf.PINNED_REST_RATIO),
-        conf.get(GpuSortConf.PINNED_METHOD), sparkConf);
+    return Keys.of(conf).settings(sparkConf);
   }
 
-  static ArenaSettings of(long requestedBytes, double hostFraction, String registerDir,
-      double restRatio, PinMethod pinMethod, SparkConf sparkConf) {
-    return new ArenaSettings(requestedBytes, hostFraction, containerBoundBytes(sparkConf),
-        Path.of(registerDir), ArenaSettings.DEFAULT_PIN_THREADS, restRatio, pinMethod);
+  /**
+   * The spark.gpusort.memory.pinned.* keys as read where a sort is planned, carried to the
+   * executor, which bounds them for its cluster manager ({@link #settings}).
+   */
+  record Keys(long requestedBytes, double hostFraction, String registerDir, double restRatio,
+      PinMethod pinMethod) implements Serializable {
+    static Keys of(GpuSortConf conf) {
+      return new Keys(conf.get(GpuSortConf.PINNED_ARENA_BYTES),
+          conf.get(GpuSortConf.PINNED_HOST_FRACTION), conf.get(GpuSortConf.PINNED_REGISTER_DIR),
+          conf.get(GpuSortConf.PINNED_REST_RATIO), conf.get(GpuSortConf.PINNED_METHOD));
+    }
+
+    /** These keys, bounded for the cluster manager {@code sparkConf} names (none if null). */
+    ArenaSettings settings(SparkConf sparkConf) {
+      return new ArenaSettings(requestedBytes, hostFraction, containerBoundBytes(sparkConf),
+          Path.of(registerDir), ArenaSettings.DEFAULT_PIN_THREADS, restRatio, pinMethod);
+    }
   }
 
   /**

@@ -151,9 +151,7 @@ final class ExternalRowSorter implements SortMemory.Spiller, AutoCloseable {
     // The arena is made once, when the GPU engine opens: settings matter only until then.
     if (!HostBuffer.arenaStarted()) {
       SparkEnv env = SparkEnv.get();
-      HostBuffer.configureArena(ArenaSizing.of(plan.arenaBytes, plan.arenaHostFraction,
-          plan.arenaRegisterDir, plan.arenaRestRatio, plan.arenaPinMethod,
-          env == null ? null : env.conf()));
+      HostBuffer.configureArena(plan.arena.settings(env == null ? null : env.conf()));
     }
     memory.setSpiller(this);
     if (counted) {

@@ -3,7 +3,6 @@ package io.gpusort.sql;
 import io.gpusort.config.GpuSortConf;
 import io.gpusort.config.GpuSortConf.GlobalMode;
 import io.gpusort.engine.EngineOptions;
-import io.gpusort.memory.PinMethod;
 import java.io.Serializable;
 import org.apache.spark.sql.types.StructType;
 
@@ -51,12 +50,8 @@ final class SortPlan implements Serializable {
   final int forceSpillRows;
   final long poolMaxIdleBytes;
   final long poolIdleTimeoutMillis;
-  /** The page-locked arena asked for ({@code memory.pinned.*}); -1 for auto. */
-  final long arenaBytes;
-  final double arenaHostFraction;
-  final String arenaRegisterDir;
-  final double arenaRestRatio;
-  final PinMethod arenaPinMethod;
+  /** The page-locked arena asked for ({@code memory.pinned.*}). */
+  final ArenaSizing.Keys arena;
   /**
    * Rows an input partition holds on average where Spark's statistics know the input's rows (a
    * cached relation once materialized, a range), else 0: the size the run's index starts at.
@@ -96,11 +91,7 @@ final class SortPlan implements Serializable {
         ownThreshold > 0 ? Math.min(ownThreshold, forceSpillRows) : forceSpillRows);
     this.poolMaxIdleBytes = conf.get(GpuSortConf.POOL_MAX_IDLE_BYTES);
     this.poolIdleTimeoutMillis = conf.get(GpuSortConf.POOL_IDLE_TIMEOUT);
-    this.arenaBytes = conf.get(GpuSortConf.PINNED_ARENA_BYTES);
-    this.arenaHostFraction = conf.get(GpuSortConf.PINNED_HOST_FRACTION);
-    this.arenaRegisterDir = conf.get(GpuSortConf.PINNED_REGISTER_DIR);
-    this.arenaRestRatio = conf.get(GpuSortConf.PINNED_REST_RATIO);
-    this.arenaPinMethod = conf.get(GpuSortConf.PINNED_METHOD);
+    this.arena = ArenaSizing.Keys.of(conf);
     this.expectedPartitionRows = Math.max(0, expectedPartitionRows);
   }
 

@@ -88,8 +88,8 @@ public final class SparkTestSession {
           .config("spark.io.encryption.enabled", "true");
     }
     BASE_GPUSORT_CONF.forEach(builder::config);
-    // How the arena pins (on the GPU host: -Dgpusort.test.pinMethod=hugepages runs the suites on
-    // memory the process mapped itself, before that becomes the default).
+    // How the arena pins (on the GPU host: -Dgpusort.test.pinMethod=driver runs the suites on the
+    // driver's own allocation rather than the default, huge pages of the process's own).
     String pinMethod = System.getProperty("gpusort.test.pinMethod");
     if (pinMethod != null) {
       builder.config(GpuSortConf.PINNED_METHOD.key(), pinMethod);

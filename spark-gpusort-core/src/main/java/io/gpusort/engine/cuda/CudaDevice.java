@@ -259,16 +259,15 @@ final class CudaDevice {
    */
   private static NativeAllocator pinnedAllocator(CUcontext context) {
     PinMethod method = HostBuffer.pinMethod();
-    if (method == PinMethod.DRIVER) {
-      return new PinnedHostAllocator(context);
-    }
-    String unavailable = HostMapping.unavailable();
-    if (unavailable != null) {
+    if (method != PinMethod.DRIVER) {
+      String unavailable = HostMapping.unavailable();
+      if (unavailable == null) {
+        return new RegisteredHostAllocator(context, method == PinMethod.HUGEPAGES);
+      }
       LOG.warn("spark.gpusort.memory.pinned.method={}: the process cannot map memory itself ({});"
           + " the driver page-locks the arena", method.name().toLowerCase(Locale.ROOT),
           unavailable);
-      return new PinnedHostAllocator(context);
     }
-    return new RegisteredHostAllocator(context, method == PinMethod.HUGEPAGES);
+    return new PinnedHostAllocator(context);
   }
 }

@@ -26,7 +26,7 @@ class CudaEngineTest extends EngineReferenceTests {
     assumeTrue(CudaEngine.available(), "no CUDA device: " + CudaEngine.unavailableReason());
     // The engine tests' buffers come from the arena once it is pinned: 8g is enough for them and
     // quick to pin (the first engine of the JVM makes it; later settings change nothing). Pinned
-    // the hugepages way, not yet the default, so that the engine's tests run on such memory.
+    // the hugepages way (the default) whatever the defaults become.
     HostBuffer.configureArena(new ArenaSettings(8L << 30, ArenaSettings.DEFAULT_HOST_FRACTION,
         Long.MAX_VALUE, ArenaSettings.DEFAULT_REGISTER, ArenaSettings.DEFAULT_PIN_THREADS, 0,
         PinMethod.HUGEPAGES));
