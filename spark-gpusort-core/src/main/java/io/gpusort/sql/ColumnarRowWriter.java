@@ -235,11 +235,18 @@ final class ColumnarRowWriter {
   long write(int from, int count, long address) {
     long end = sizedPerRow ? startRowsOfSizes(from, count, address) : startRows(count, address);
     long stride = RowStore.RECORD_HEADER_BYTES + baseRowBytes;
+    boolean addressed = sizedPerRow || anyNotPrimitive;
     for (int i = 0; i < kinds.length; i++) {
       if (kinds[i] == null) {
         continue;
       }
-      if (sizedPerRow) {
+      if (vectors[i].hasNull()) {
+        if (!addressed) {
+          addressRows(count, address + RowStore.RECORD_HEADER_BYTES, stride);
+          addressed = true;
+        }
+        writeColumnWithNulls(i, from, count);
+      } else if (sizedPerRow) {
         writeColumnAt(i, from, count);
       } else {
         // Rows a record apart: addressed by stride, with no array to read.
@@ -273,11 +280,16 @@ final class ColumnarRowWriter {
       }
     }
     if (anyNotPrimitive) {
-      for (int j = 0; j < count; j++) {
-        rowAddresses[j] = address + RowStore.RECORD_HEADER_BYTES + j * stride;
-      }
+      addressRows(count, address + RowStore.RECORD_HEADER_BYTES, stride);
     }
     return address + count * stride;
+  }
+
+  /** {@link #rowAddresses} of {@code count} rows {@code stride} bytes apart from {@code first}. */
+  private void addressRows(int count, long first, long stride) {
+    for (int j = 0; j < count; j++) {
+      rowAddresses[j] = first + j * stride;
+    }
   }
 
   /** As {@link #startRows}, for rows {@code [from, from + count)} of their measured sizes. */
@@ -297,7 +309,9 @@ final class ColumnarRowWriter {
     return at;
   }
 
-  /** A primitive column into rows {@code stride} bytes apart from {@code first}. */
+  /**
+   * A primitive column without nulls into rows {@code stride} bytes apart from {@code first}.
+   */
   private void writeColumn(int i, int from, int count, long first, long stride) {
     ColumnVector v = vectors[i];
     long slot = first + bitsetBytes + 8L * i;
@@ -340,15 +354,6 @@ final class ColumnarRowWriter {
       }
       default -> throw new IllegalStateException("unknown kind " + kinds[i]);
     }
-    if (v.hasNull()) {
-      // Null fields: the bit set, the slot all zero (whatever the vector holds there).
-      for (int j = 0; j < count; j++) {
-        if (v.isNullAt(from + j)) {
-          setNull(first + j * stride, i);
-          Platform.putLong(null, slot + j * stride, 0L);
-        }
-      }
-    }
   }
 
   /**
@@ -360,7 +365,7 @@ final class ColumnarRowWriter {
     return kinds[ordinal] == null ? null : vectors[ordinal];
   }
 
-  /** A primitive column into the rows at {@link #rowAddresses}: as {@link #writeColumn}. */
+  /** A column without nulls into the rows at {@link #rowAddresses}: as {@link #writeColumn}. */
   private void writeColumnAt(int i, int from, int count) {
     ColumnVector v = vectors[i];
     long[] rows = rowAddresses;
@@ -403,14 +408,85 @@ final class ColumnarRowWriter {
       }
       default -> throw new IllegalStateException("unknown kind " + kinds[i]);
     }
-    if (v.hasNull()) {
-      for (int j = 0; j < count; j++) {
-        if (v.isNullAt(from + j)) {
-          setNull(rows[j], i);
-          Platform.putLong(null, rows[j] + slot, 0L);
+  }
+
+  /**
+   * A primitive column with nulls into the rows at {@link #rowAddresses}: a null field's bit set
+   * and its slot all zero, a value read only where the row is not null. A null row's value is
+   * whatever the vector holds there: a Parquet reader leaves a null row's dictionary id unwritten
+   * (stale from an earlier batch of another dictionary, or uninitialised off-heap memory), and
+   * decoding it reads past the dictionary's end.
+   */
+  private void writeColumnWithNulls(int i, int from, int count) {
+    ColumnVector v = vectors[i];
+    long[] rows = rowAddresses;
+    long slot = bitsetBytes + 8L * i;
+    switch (kinds[i]) {
+      case LONG -> {
+        for (int j = 0; j < count; j++) {
+          if (!putNullAt(v, from + j, rows[j], i)) {
+            Platform.putLong(null, rows[j] + slot, v.getLong(from + j));
+          }
         }
       }
+      case DOUBLE -> {
+        for (int j = 0; j < count; j++) {
+          if (!putNullAt(v, from + j, rows[j], i)) {
+            Platform.putDouble(null, rows[j] + slot, canonical(v.getDouble(from + j)));
+          }
+        }
+      }
+      case INT -> {
+        for (int j = 0; j < count; j++) {
+          if (!putNullAt(v, from + j, rows[j], i)) {
+            Platform.putInt(null, rows[j] + slot, v.getInt(from + j));
+          }
+        }
+      }
+      case FLOAT -> {
+        for (int j = 0; j < count; j++) {
+          if (!putNullAt(v, from + j, rows[j], i)) {
+            Platform.putFloat(null, rows[j] + slot, canonical(v.getFloat(from + j)));
+          }
+        }
+      }
+      case SHORT -> {
+        for (int j = 0; j < count; j++) {
+          if (!putNullAt(v, from + j, rows[j], i)) {
+            Platform.putShort(null, rows[j] + slot, v.getShort(from + j));
+          }
+        }
+      }
+      case BYTE -> {
+        for (int j = 0; j < count; j++) {
+          if (!putNullAt(v, from + j, rows[j], i)) {
+            Platform.putByte(null, rows[j] + slot, v.getByte(from + j));
+          }
+        }
+      }
+      case BOOLEAN -> {
+        for (int j = 0; j < count; j++) {
+          if (!putNullAt(v, from + j, rows[j], i)) {
+            Platform.putBoolean(null, rows[j] + slot, v.getBoolean(from + j));
+          }
+        }
+      }
+      default -> throw new IllegalStateException("unknown kind " + kinds[i]);
     }
+  }
+
+  /**
+   * Whether row {@code r} of {@code v} is null; if so, field {@code i} of the row at {@code row}
+   * is made null: its bit set, its whole slot zero (a long's or double's slot is not zeroed by the
+   * row's start).
+   */
+  private boolean putNullAt(ColumnVector v, int r, long row, int i) {
+    if (!v.isNullAt(r)) {
+      return false;
+    }
+    setNull(row, i);
+    Platform.putLong(null, row + bitsetBytes + 8L * i, 0L);
+    return true;
   }
 
   /**

@@ -307,7 +307,11 @@ final class RowKeyEncoder {
    * encoding, one loop per kind, the same words {@link #encode} writes for the rows made of them.
    */
   void encodeColumn(ColumnVector column, int from, int count, long address, long strideBytes) {
-    encodeColumnValues(column, from, count, address);
+    if (column.hasNull()) {
+      encodeColumnValuesWithNulls(column, from, count, address);
+    } else {
+      encodeColumnValues(column, from, count, address);
+    }
     if (!soleNullable) {
       return;
     }
@@ -338,7 +342,10 @@ final class RowKeyEncoder {
     }
   }
 
-  /** Each value's key word as {@link #soleFixedKey} makes it, a word a row from {@code address}. */
+  /**
+   * Each value's key word as {@link #soleFixedKey} makes it, a word a row from {@code address}:
+   * for a column without nulls.
+   */
   private void encodeColumnValues(ColumnVector column, int from, int count, long address) {
     switch (kinds[0]) {
       case LONG -> {
@@ -372,6 +379,60 @@ final class RowKeyEncoder {
       case BYTE -> {
         for (int j = 0; j < count; j++) {
           HostMemory.putLong(address + 8L * j, finish(OrderedBits.ofByte(column.getByte(from + j))));
+        }
+      }
+      default -> throw new IllegalStateException("no column encoding for " + kinds[0]);
+    }
+  }
+
+  /**
+   * As {@link #encodeColumnValues}, a null row's word 0: its value is never read, since a vector
+   * may hold anything there (a Parquet reader leaves a null row's dictionary id unwritten, and
+   * decoding a stale or uninitialised one reads past the dictionary's end).
+   */
+  private void encodeColumnValuesWithNulls(ColumnVector column, int from, int count,
+      long address) {
+    switch (kinds[0]) {
+      case LONG -> {
+        for (int j = 0; j < count; j++) {
+          int r = from + j;
+          HostMemory.putLong(address + 8L * j,
+              column.isNullAt(r) ? 0L : finish(OrderedBits.ofLong(column.getLong(r))));
+        }
+      }
+      case DOUBLE -> {
+        for (int j = 0; j < count; j++) {
+          int r = from + j;
+          HostMemory.putLong(address + 8L * j,
+              column.isNullAt(r) ? 0L : finish(OrderedBits.ofDouble(column.getDouble(r))));
+        }
+      }
+      case INT -> {
+        for (int j = 0; j < count; j++) {
+          int r = from + j;
+          HostMemory.putLong(address + 8L * j,
+              column.isNullAt(r) ? 0L : finish(OrderedBits.ofInt(column.getInt(r))));
+        }
+      }
+      case FLOAT -> {
+        for (int j = 0; j < count; j++) {
+          int r = from + j;
+          HostMemory.putLong(address + 8L * j,
+              column.isNullAt(r) ? 0L : finish(OrderedBits.ofFloat(column.getFloat(r))));
+        }
+      }
+      case SHORT -> {
+        for (int j = 0; j < count; j++) {
+          int r = from + j;
+          HostMemory.putLong(address + 8L * j,
+              column.isNullAt(r) ? 0L : finish(OrderedBits.ofShort(column.getShort(r))));
+        }
+      }
+      case BYTE -> {
+        for (int j = 0; j < count; j++) {
+          int r = from + j;
+          HostMemory.putLong(address + 8L * j,
+              column.isNullAt(r) ? 0L : finish(OrderedBits.ofByte(column.getByte(r))));
         }
       }
       default -> throw new IllegalStateException("no column encoding for " + kinds[0]);
