@@ -22,7 +22,8 @@ import scala.Function1;
  * same arguments orders them. That includes Spark's ordering of special values: NaN sorts above
  * +Infinity and all NaNs are equal, -0.0 equals 0.0, nulls sort first in ascending order and last
  * in descending order unless the sort order says otherwise. Rows with equal keys come out in no
- * particular order, as with Spark's own sort.
+ * particular order, as with Spark's own sort. Rows are moved, never changed: a NaN's payload and
+ * sign and a -0.0 come out with the bits they went in with, as from Spark's sort.
  *
  * <p>Unknown columns fail in {@code transform} with Spark's usual analysis error, before any job
  * runs. A key of a type no engine can encode (map, array, struct, variant, interval, a string with

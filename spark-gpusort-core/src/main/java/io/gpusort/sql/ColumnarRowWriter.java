@@ -311,6 +311,8 @@ final class ColumnarRowWriter {
 
   /**
    * A primitive column without nulls into rows {@code stride} bytes apart from {@code first}.
+   * Values pass bit for bit, NaNs' payloads included, as Spark's {@code UnsafeRowWriter} and its
+   * sort leave them.
    */
   private void writeColumn(int i, int from, int count, long first, long stride) {
     ColumnVector v = vectors[i];
@@ -324,7 +326,7 @@ final class ColumnarRowWriter {
       }
       case DOUBLE -> {
         for (int j = 0; j < count; j++) {
-          Platform.putDouble(null, slot + j * stride, canonical(v.getDouble(from + j)));
+          Platform.putDouble(null, slot + j * stride, v.getDouble(from + j));
         }
       }
       case INT -> {
@@ -334,7 +336,7 @@ final class ColumnarRowWriter {
       }
       case FLOAT -> {
         for (int j = 0; j < count; j++) {
-          Platform.putFloat(null, slot + j * stride, canonical(v.getFloat(from + j)));
+          Platform.putFloat(null, slot + j * stride, v.getFloat(from + j));
         }
       }
       case SHORT -> {
@@ -378,7 +380,7 @@ final class ColumnarRowWriter {
       }
       case DOUBLE -> {
         for (int j = 0; j < count; j++) {
-          Platform.putDouble(null, rows[j] + slot, canonical(v.getDouble(from + j)));
+          Platform.putDouble(null, rows[j] + slot, v.getDouble(from + j));
         }
       }
       case INT -> {
@@ -388,7 +390,7 @@ final class ColumnarRowWriter {
       }
       case FLOAT -> {
         for (int j = 0; j < count; j++) {
-          Platform.putFloat(null, rows[j] + slot, canonical(v.getFloat(from + j)));
+          Platform.putFloat(null, rows[j] + slot, v.getFloat(from + j));
         }
       }
       case SHORT -> {
@@ -432,7 +434,7 @@ final class ColumnarRowWriter {
       case DOUBLE -> {
         for (int j = 0; j < count; j++) {
           if (!putNullAt(v, from + j, rows[j], i)) {
-            Platform.putDouble(null, rows[j] + slot, canonical(v.getDouble(from + j)));
+            Platform.putDouble(null, rows[j] + slot, v.getDouble(from + j));
           }
         }
       }
@@ -446,7 +448,7 @@ final class ColumnarRowWriter {
       case FLOAT -> {
         for (int j = 0; j < count; j++) {
           if (!putNullAt(v, from + j, rows[j], i)) {
-            Platform.putFloat(null, rows[j] + slot, canonical(v.getFloat(from + j)));
+            Platform.putFloat(null, rows[j] + slot, v.getFloat(from + j));
           }
         }
       }
@@ -623,14 +625,5 @@ final class ColumnarRowWriter {
   private static void setNull(long row, int i) {
     long word = row + 8L * (i >>> 6);
     Platform.putLong(null, word, Platform.getLong(null, word) | (1L << (i & 63)));
-  }
-
-  /** Spark's rows hold one NaN: the canonical one. */
-  private static double canonical(double value) {
-    return Double.isNaN(value) ? Double.NaN : value;
-  }
-
-  private static float canonical(float value) {
-    return Float.isNaN(value) ? Float.NaN : value;
   }
 }
