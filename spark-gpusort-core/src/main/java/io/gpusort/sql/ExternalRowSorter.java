@@ -707,6 +707,19 @@ final class ExternalRowSorter implements SortMemory.Spiller, AutoCloseable {
     EngineStats.recordSortNanos(nanos);
   }
 
+  /**
+   * The most execution memory the sort held, in the node's metric and, as Spark's own sorts report
+   * it, in the task's {@code peakExecutionMemory} (the UI's "Peak Execution Memory", event logs):
+   * Spark counts there only what operators add, not what their consumers took.
+   */
+  private void recordPeakMemory() {
+    long peakBytes = memory.peakBytes();
+    SortMetrics.add(plan.metrics.peakMemory, peakBytes);
+    if (task != null) {
+      task.taskMetrics().incPeakExecutionMemory(peakBytes);
+    }
+  }
+
   /** Runs every one of {@code closers}; then throws the first failure, the others suppressed. */
   private static void closeAll(List<Runnable> closers) {
     RuntimeException failure = null;
@@ -752,7 +765,7 @@ final class ExternalRowSorter implements SortMemory.Spiller, AutoCloseable {
         LOG.error("GpuSort still counted {} bytes of task memory when it closed", leaked);
         memory.unreserve(leaked);
       }
-      SortMetrics.add(plan.metrics.peakMemory, memory.peakBytes());
+      recordPeakMemory();
       if (counted) {
         OPEN_SORTS.decrementAndGet();
       }
