@@ -67,6 +67,9 @@ final class ExternalRowSorter implements SortMemory.Spiller, AutoCloseable {
 
   private enum Phase { INTAKE, OUTPUT, DONE }
 
+  /** The engines of tasks' sorts: {@link Engines#create}, but in tests that make them fail. */
+  private static volatile Function<EngineOptions, SortEngine> taskEngines = Engines::create;
+
   private final SortPlan plan;
   /** The task sorted in; null outside one (the warm-up). */
   private final TaskContext task;
@@ -241,8 +244,13 @@ final class ExternalRowSorter implements SortMemory.Spiller, AutoCloseable {
     if (task == null) {
       throw new IllegalStateException("GpuSort sorts rows inside a Spark task");
     }
-    return new ExternalRowSorter(plan, task, Engines::create, SparkSpillStore.ofExecutor(),
+    return new ExternalRowSorter(plan, task, taskEngines, SparkSpillStore.ofExecutor(),
         presortedRuns);
+  }
+
+  /** Makes the sorts of tasks in this JVM run on {@code engines}; null: the configured ones. */
+  static void setTaskEnginesForTests(Function<EngineOptions, SortEngine> engines) {
+    taskEngines = engines == null ? Engines::create : engines;
   }
 
   /** Sorters of this process not yet closed. */
