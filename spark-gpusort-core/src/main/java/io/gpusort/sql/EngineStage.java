@@ -82,7 +82,13 @@ final class EngineStage {
       LOG.warn("The {} engine failed on {} rows; sorting them on the CPU engine", engine.name(),
           keys.numRows(), e);
       start = System.nanoTime();
-      cpu.sort(keys, permutation);
+      try {
+        cpu.sort(keys, permutation);
+      } catch (RuntimeException | Error fallbackFailure) {
+        // The user sees both: the GPU engine's failure is why the CPU engine ran.
+        fallbackFailure.addSuppressed(e);
+        throw fallbackFailure;
+      }
       SortMetrics.add(plan.metrics.engineFallbacks, 1);
       EngineStats.recordFallback();
       recordCall(cpu, keys);

@@ -67,6 +67,9 @@ final class ExternalRowSorter implements SortMemory.Spiller, AutoCloseable {
 
   private enum Phase { INTAKE, OUTPUT, DONE }
 
+  /** The engines of tasks' sorts: {@link Engines#create}, but in tests that make them fail. */
+  private static volatile Function<EngineOptions, SortEngine> taskEngines = Engines::create;
+
   private final SortPlan plan;
   /** The task sorted in; null outside one (the warm-up). */
   private final TaskContext task;
@@ -241,8 +244,13 @@ final class ExternalRowSorter implements SortMemory.Spiller, AutoCloseable {
     if (task == null) {
       throw new IllegalStateException("GpuSort sorts rows inside a Spark task");
     }
-    return new ExternalRowSorter(plan, task, Engines::create, SparkSpillStore.ofExecutor(),
+    return new ExternalRowSorter(plan, task, taskEngines, SparkSpillStore.ofExecutor(),
         presortedRuns);
+  }
+
+  /** Makes the sorts of tasks in this JVM run on {@code engines}; null: the configured ones. */
+  static void setTaskEnginesForTests(Function<EngineOptions, SortEngine> engines) {
+    taskEngines = engines == null ? Engines::create : engines;
   }
 
   /** Sorters of this process not yet closed. */
@@ -707,6 +715,19 @@ final class ExternalRowSorter implements SortMemory.Spiller, AutoCloseable {
     EngineStats.recordSortNanos(nanos);
   }
 
+  /**
+   * The most execution memory the sort held, in the node's metric and, as Spark's own sorts report
+   * it, in the task's {@code peakExecutionMemory} (the UI's "Peak Execution Memory", event logs):
+   * Spark counts there only what operators add, not what their consumers took.
+   */
+  private void recordPeakMemory() {
+    long peakBytes = memory.peakBytes();
+    SortMetrics.add(plan.metrics.peakMemory, peakBytes);
+    if (task != null) {
+      task.taskMetrics().incPeakExecutionMemory(peakBytes);
+    }
+  }
+
   /** Runs every one of {@code closers}; then throws the first failure, the others suppressed. */
   private static void closeAll(List<Runnable> closers) {
     RuntimeException failure = null;
@@ -752,7 +773,7 @@ final class ExternalRowSorter implements SortMemory.Spiller, AutoCloseable {
         LOG.error("GpuSort still counted {} bytes of task memory when it closed", leaked);
         memory.unreserve(leaked);
       }
-      SortMetrics.add(plan.metrics.peakMemory, memory.peakBytes());
+      recordPeakMemory();
       if (counted) {
         OPEN_SORTS.decrementAndGet();
       }

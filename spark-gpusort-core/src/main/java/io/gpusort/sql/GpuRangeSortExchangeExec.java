@@ -116,38 +116,44 @@ public final class GpuRangeSortExchangeExec extends ShuffleExchangeBase {
    */
   private synchronized ShuffleDependency<Integer, RowChunk, RowChunk> dependency() {
     if (dependency == null) {
-      GpuSortConf conf = GpuSortConf.of(settings);
-      RDD<ColumnarBatch> batches = SortInputs.columnarInput(child, conf);
-      RDD<InternalRow> rows = child.execute();
-      int numInput = batches != null ? batches.getNumPartitions() : rows.getNumPartitions();
-      SortPlan mapPlan = SortInputs.plan(order, child, conf, sortMetrics(), maxPartitions,
-          SortInputs.expectedPartitionRows(child, numInput));
-      // The reduce side's partitions are the exchange's: no estimate for them.
-      SortPlan plan = SortInputs.plan(order, child, conf, sortMetrics(), maxPartitions, 0);
-      RangeBounds bounds = computeBounds(rows, plan);
-      int numOutput = plan.outputPartitions > 0 ? plan.outputPartitions : bounds.numPartitions();
-      RDD<Tuple2<Integer, RowChunk>> chunks = SortPipelines.sortAndCut(rows, batches, mapPlan,
-          bounds);
-      SQLMetric dataSize = metric(DATA_SIZE);
-      SQLMetric rowsWritten = metric(ROWS_WRITTEN);
-      RDD<Tuple2<Integer, RowChunk>> counted = chunks.toJavaRDD().mapPartitions(
-          it -> new ChunkCounter(it, dataSize, rowsWritten), true).rdd();
-      ClassTag<Integer> intTag = ClassTag$.MODULE$.apply(Integer.class);
-      ClassTag<RowChunk> chunkTag = ClassTag$.MODULE$.apply(RowChunk.class);
-      dependency = new ShuffleDependency<>(counted,
-          new SortPipelines.PartitionIdPassThrough(numOutput),
-          new RowChunkSerializer(plan.packRows),
-          Option.empty(), Option.empty(), false,
-          ShuffleExchangeExec.createShuffleWriteProcessor(writeMetrics()), intTag, chunkTag,
-          chunkTag);
-      reducePlan = plan;
-      SQLMetric partitions = metric("numPartitions");
-      partitions.set(numOutput);
-      SQLMetrics.postDriverMetricUpdates(sparkContext(),
-          sparkContext().getLocalProperty("spark.sql.execution.id"),
-          ScalaCollections.list(List.of(partitions)));
+      // The plugin's own failures here (planning, the bounds' sampling) name the switch.
+      dependency = SortFailures.guard(this::newDependency);
     }
     return dependency;
+  }
+
+  private ShuffleDependency<Integer, RowChunk, RowChunk> newDependency() {
+    GpuSortConf conf = GpuSortConf.of(settings);
+    RDD<ColumnarBatch> batches = SortInputs.columnarInput(child, conf);
+    RDD<InternalRow> rows = child.execute();
+    int numInput = batches != null ? batches.getNumPartitions() : rows.getNumPartitions();
+    SortPlan mapPlan = SortInputs.plan(order, child, conf, sortMetrics(), maxPartitions,
+        SortInputs.expectedPartitionRows(child, numInput));
+    // The reduce side's partitions are the exchange's: no estimate for them.
+    SortPlan plan = SortInputs.plan(order, child, conf, sortMetrics(), maxPartitions, 0);
+    RangeBounds bounds = computeBounds(rows, plan);
+    int numOutput = plan.outputPartitions > 0 ? plan.outputPartitions : bounds.numPartitions();
+    RDD<Tuple2<Integer, RowChunk>> chunks = SortPipelines.sortAndCut(rows, batches, mapPlan,
+        bounds);
+    SQLMetric dataSize = metric(DATA_SIZE);
+    SQLMetric rowsWritten = metric(ROWS_WRITTEN);
+    RDD<Tuple2<Integer, RowChunk>> counted = chunks.toJavaRDD().mapPartitions(
+        it -> new ChunkCounter(it, dataSize, rowsWritten), true).rdd();
+    ClassTag<Integer> intTag = ClassTag$.MODULE$.apply(Integer.class);
+    ClassTag<RowChunk> chunkTag = ClassTag$.MODULE$.apply(RowChunk.class);
+    ShuffleDependency<Integer, RowChunk, RowChunk> made = new ShuffleDependency<>(counted,
+        new SortPipelines.PartitionIdPassThrough(numOutput),
+        new RowChunkSerializer(plan.packRows),
+        Option.empty(), Option.empty(), false,
+        ShuffleExchangeExec.createShuffleWriteProcessor(writeMetrics()), intTag, chunkTag,
+        chunkTag);
+    reducePlan = plan;
+    SQLMetric partitions = metric("numPartitions");
+    partitions.set(numOutput);
+    SQLMetrics.postDriverMetricUpdates(sparkContext(),
+        sparkContext().getLocalProperty("spark.sql.execution.id"),
+        ScalaCollections.list(List.of(partitions)));
+    return made;
   }
 
   /**

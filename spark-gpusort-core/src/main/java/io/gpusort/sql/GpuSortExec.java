@@ -51,6 +51,10 @@ public final class GpuSortExec extends UnaryExec {
 
   @Override
   public RDD<InternalRow> doExecute() {
+    return SortFailures.guard(this::sortedRows);
+  }
+
+  private RDD<InternalRow> sortedRows() {
     GpuSortConf conf = GpuSortConf.of(settings);
     if (!global) {
       RDD<ColumnarBatch> batches = SortInputs.columnarInput(child, conf);

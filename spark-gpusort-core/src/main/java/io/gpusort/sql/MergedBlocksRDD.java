@@ -104,8 +104,9 @@ final class MergedBlocksRDD extends RDD<InternalRow> {
     // Whole output partitions read from every map task: their rows are about known.
     long expectedRows = spec instanceof CoalescedPartitionSpec
         ? rowsPerOutputPartition * (range[3] - range[2]) : 0;
-    java.util.Iterator<InternalRow> rows = ExternalRowSorter.sortChunksInTask(plan,
-        SortPipelines.values(ScalaCollections.asJava(blocks)), expectedRows);
+    java.util.Iterator<InternalRow> rows = SortFailures.guardIterator(() ->
+        ExternalRowSorter.sortChunksInTask(plan, SortPipelines.values(ScalaCollections.asJava(
+            blocks)), expectedRows));
     return ScalaCollections.asScala(rows);
   }
 }

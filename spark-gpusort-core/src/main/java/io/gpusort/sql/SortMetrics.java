@@ -38,7 +38,7 @@ final class SortMetrics implements Serializable {
   final SQLMetric spillSize;
   /** Times a task's sort wrote its runs to disk. */
   final SQLMetric numSpills;
-  /** The most task memory one sort held. */
+  /** The most task memory one sort held (also added to its task's peakExecutionMemory). */
   final SQLMetric peakMemory;
   /** Rows taken in straight from columnar batches (no row conversion above the scan). */
   final SQLMetric columnarRows;

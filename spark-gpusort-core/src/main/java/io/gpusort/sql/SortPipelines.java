@@ -62,10 +62,11 @@ final class SortPipelines {
       RDD<ColumnarBatch> batches, SortPlan plan, RangeBounds bounds) {
     JavaRDD<Tuple2<Integer, RowChunk>> chunks = batches != null
         ? batches.toJavaRDD().mapPartitionsWithIndex((partition, in) ->
-            ExternalRowSorter.sortBatchesIntoChunksInTask(plan, in,
-                ColumnarRowWriter.of(plan.inputSchema), bounds, partition), false)
+            SortFailures.guardIterator(() -> ExternalRowSorter.sortBatchesIntoChunksInTask(plan,
+                in, ColumnarRowWriter.of(plan.inputSchema), bounds, partition)), false)
         : input.toJavaRDD().mapPartitionsWithIndex((partition, rows) ->
-            ExternalRowSorter.sortIntoChunksInTask(plan, rows, bounds, partition), false);
+            SortFailures.guardIterator(() -> ExternalRowSorter.sortIntoChunksInTask(plan, rows,
+                bounds, partition)), false);
     return chunks.rdd();
   }
 
@@ -74,18 +75,19 @@ final class SortPipelines {
    * batches' columns straight into the sort's pages) with rows of {@code schema}.
    */
   static RDD<InternalRow> sortBatchesWithinPartitions(RDD<ColumnarBatch> batches, SortPlan plan) {
-    return batches.toJavaRDD().mapPartitions(input -> ExternalRowSorter.sortBatchesInTask(plan,
-        input, ColumnarRowWriter.of(plan.inputSchema)), true).rdd();
+    return batches.toJavaRDD().mapPartitions(input -> SortFailures.guardIterator(() ->
+        ExternalRowSorter.sortBatchesInTask(plan, input, ColumnarRowWriter.of(plan.inputSchema))),
+        true).rdd();
   }
 
   private static Iterator<InternalRow> sortPartition(SortPlan plan, Iterator<InternalRow> input) {
-    return ExternalRowSorter.sortInTask(plan, input, false);
+    return SortFailures.guardIterator(() -> ExternalRowSorter.sortInTask(plan, input, false));
   }
 
   /** Tags each input row with its output partition, streaming. */
   private static Iterator<Tuple2<Integer, InternalRow>> route(SortPlan plan, RangeBounds bounds,
       int partition, Iterator<InternalRow> input) {
-    return new RoutingIterator(plan, bounds, partition, input);
+    return SortFailures.guardIterator(() -> new RoutingIterator(plan, bounds, partition, input));
   }
 
   /** Tags rows with their output partition; a row's tie-breaker is its index in the input. */
@@ -152,9 +154,9 @@ final class SortPipelines {
       List<Expression> widen) {
     int perPartition = samplePerPartition(input.getNumPartitions(), plan);
     List<RangeBounds.PartitionSample> samples = input.toJavaRDD().mapPartitionsWithIndex(
-        (partition, rows) -> Collections.singletonList(RangeBounds.sample(
-            widened(rows, widen), partition, perPartition, new RowKeys(plan),
-            TaskContext.get())).iterator(), false).collect();
+        (partition, rows) -> Collections.singletonList(SortFailures.guard(() ->
+            RangeBounds.sample(widened(rows, widen), partition, perPartition, new RowKeys(plan),
+                TaskContext.get()))).iterator(), false).collect();
     return chooseBounds(samples, plan, rowBytes);
   }
 
@@ -167,9 +169,9 @@ final class SortPipelines {
       long rowBytes, List<Expression> widen) {
     int perPartition = samplePerPartition(input.getNumPartitions(), plan);
     List<RangeBounds.PartitionSample> samples = input.toJavaRDD().mapPartitionsWithIndex(
-        (partition, batches) -> Collections.singletonList(RangeBounds.sampleBatches(batches,
-            partition, perPartition, new RowKeys(plan), projection(widen),
-            TaskContext.get())).iterator(), false)
+        (partition, batches) -> Collections.singletonList(SortFailures.guard(() ->
+            RangeBounds.sampleBatches(batches, partition, perPartition, new RowKeys(plan),
+                projection(widen), TaskContext.get()))).iterator(), false)
         .collect();
     return chooseBounds(samples, plan, rowBytes);
   }
