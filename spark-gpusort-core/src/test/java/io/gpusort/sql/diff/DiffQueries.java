@@ -101,7 +101,7 @@ final class DiffQueries {
     List<Key> keys = keys(schema, random, 1 + random.nextInt(4), true);
     List<Key> visible = new ArrayList<>();
     for (Key key : keys) {
-      visible.add(key.alias() == null && !isColumn(key.sql(), schema)
+      visible.add(key.alias() == null && !isColumn(key.sql())
           ? new Key(key.sql(), "k" + visible.size() + "x", key.order(), key.lcase()) : key);
     }
     boolean global = shape == DiffShape.BY_KEY;
@@ -115,7 +115,8 @@ final class DiffQueries {
       int nulls = random.nextInt(3);
       String ref = visible.get(i).ref();
       Column c = functions.col(ref);
-      orders[i] = asc ? (nulls == 0 ? c.asc() : nulls == 1 ? c.asc_nulls_last() : c.asc_nulls_first())
+      orders[i] = asc
+          ? (nulls == 0 ? c.asc() : nulls == 1 ? c.asc_nulls_last() : c.asc_nulls_first())
           : (nulls == 0 ? c.desc() : nulls == 1 ? c.desc_nulls_first() : c.desc_nulls_last());
       orderTexts.add(orders[i].toString());
     }
@@ -289,7 +290,7 @@ final class DiffQueries {
   private static List<String> visiblePrefix(List<Key> keys) {
     List<String> names = new ArrayList<>();
     for (Key key : keys) {
-      if (key.alias() == null && !key.sql().matches("c\\d+")) {
+      if (key.alias() == null && !isColumn(key.sql())) {
         break;
       }
       names.add(key.ref());
@@ -315,7 +316,7 @@ final class DiffQueries {
     return names;
   }
 
-  private static boolean isColumn(String sql, DiffSchema schema) {
+  private static boolean isColumn(String sql) {
     return sql.matches("c\\d+");
   }
 

@@ -31,6 +31,10 @@ import org.apache.spark.sql.types.YearMonthIntervalType;
  * {@code spark.sql.datetime.java8API.enabled=true}. About a third of the values are the type's
  * edge values (MIN/MAX, NaN payloads, -0.0, infinities, empty and long-prefix strings, bytes
  * 0x00 and 0xFF), because those are where a key encoding goes wrong.
+ *
+ * <p>NaN payloads are generated but do not reach the sort: Spark 4.2 stores every NaN of local
+ * rows as the canonical one (seen with the replacement off; a negated NaN is canonical too), so
+ * the suite cannot yet see a sort that changes a NaN's payload.
  */
 final class DiffValues {
   /** A shared prefix longer than any string-prefix setting, so that ties go to the host. */

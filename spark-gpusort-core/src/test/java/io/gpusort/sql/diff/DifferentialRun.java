@@ -12,11 +12,13 @@ import org.apache.spark.sql.SparkSession;
  *
  * <p>Properties: {@code gpusort.diff.seed} (decimal or 0x hex; default random),
  * {@code gpusort.diff.trials} (default {@value #DEFAULT_TRIALS}), {@code gpusort.diff.verbose}
- * (print every trial's replay line).
+ * (print every trial's replay line). Run it on the module's test classpath (target/classes,
+ * target/test-classes and the dependencies), or run {@code SqlDifferentialTest} with the same
+ * properties; the exit status is 1 when a trial differs.
  */
 public final class DifferentialRun {
   /** Trials a CI run does: a couple of minutes on two cores with the CPU engine. */
-  static final int DEFAULT_TRIALS = 250;
+  static final int DEFAULT_TRIALS = 200;
 
   private DifferentialRun() {}
 
