@@ -32,9 +32,9 @@ import org.apache.spark.sql.types.YearMonthIntervalType;
  * edge values (MIN/MAX, NaN payloads, -0.0, infinities, empty and long-prefix strings, bytes
  * 0x00 and 0xFF), because those are where a key encoding goes wrong.
  *
- * <p>NaN payloads are generated but do not reach the sort: Spark 4.2 stores every NaN of local
- * rows as the canonical one (seen with the replacement off; a negated NaN is canonical too), so
- * the suite cannot yet see a sort that changes a NaN's payload.
+ * <p>NaN payloads reach the sort from local rows and the cache, whose bits Spark and its sort keep
+ * (checked with the replacement off: payload and sign come back as they went in); Spark's
+ * Parquet writer stores every NaN as the canonical one, so file inputs hold no payloads.
  */
 final class DiffValues {
   /** A shared prefix longer than any string-prefix setting, so that ties go to the host. */
