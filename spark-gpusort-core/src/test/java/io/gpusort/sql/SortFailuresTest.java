@@ -89,7 +89,8 @@ class SortFailuresTest {
     SparkSession spark = SparkTestSession.get();
     Dataset<Row> structs = spark.range(0, 10, 1, 1).selectExpr("named_struct('a', id) AS k", "id");
     SortExec sort = sortExec(structs.sortWithinPartitions("k").queryExecution().executedPlan());
-    GpuSortExec node = new GpuSortExec(sort.sortOrder(), false, Map.of(), sort.child());
+    GpuSortExec node = new GpuSortExec(ScalaCollections.immutable(sort.sortOrder()), false, Map.of(),
+        sort.child());
     GpuSortFailureException error = assertThrows(GpuSortFailureException.class, node::execute);
     assertTrue(error.getMessage().contains(SQL_OFF), error.getMessage());
     assertInstanceOf(UnsupportedKeyException.class, error.getCause());
