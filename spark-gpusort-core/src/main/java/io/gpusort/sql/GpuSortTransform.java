@@ -12,24 +12,32 @@ import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.Sort;
+import org.apache.spark.sql.catalyst.trees.TreeNodeTag;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.execution.SparkStrategy;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import scala.collection.immutable.Seq;
 import scala.runtime.AbstractFunction1;
 
 /**
  * The function {@code GpuSort.byKey} and {@code withinPartitions} return for Dataset.transform.
  *
  * <p>It lets Spark analyze the equivalent {@code orderBy} / {@code sortWithinPartitions} (so names
- * resolve, and fail, exactly as there, before any job runs), then swaps the analyzed {@code Sort}
- * for a {@link GpuSortNode} when every key can be encoded.
+ * resolve, and fail, exactly as there, before any job runs), then tags the analyzed {@code Sort}
+ * with the session's {@code spark.gpusort.*} settings when every key can be encoded. The tagged
+ * {@code Sort} stays Spark's own through optimization, so Spark's optimizer removes it wherever it
+ * would remove the sort of {@code orderBy} (one row at most, constant keys, a sort above it) and
+ * its keys are then never evaluated, as there; {@link GpuSortStrategy} plans the tagged sorts that
+ * remain.
  */
 public final class GpuSortTransform<T> extends AbstractFunction1<Dataset<T>, Dataset<T>>
     implements Serializable {
   private static final long serialVersionUID = 1L;
   private static final Logger LOG = LoggerFactory.getLogger(GpuSortTransform.class);
+
+  /** The tag of a Sort that GpuSort is to run: the spark.gpusort.* settings it was asked with. */
+  static final TreeNodeTag<Map<String, String>> SORT_SETTINGS =
+      new TreeNodeTag<>("spark.gpusort.sort");
 
   private final Column[] sortOrders;
   private final boolean global;
@@ -63,11 +71,9 @@ public final class GpuSortTransform<T> extends AbstractFunction1<Dataset<T>, Dat
       LOG.info("GpuSort falls back to Spark's sort: {}", e.getMessage());
       return sparkSorted;
     }
-    LogicalPlan replaced = replaceSort(analyzed, sort,
-        new GpuSortNode(ScalaCollections.immutable(sort.order()), sort.global(), settings,
-            sort.child()));
+    sort.setTagValue(SORT_SETTINGS, settings);
     installStrategy(session);
-    return Datasets.withPlan(input, replaced);
+    return Datasets.withPlan(input, analyzed);
   }
 
   /** The session's spark.gpusort.* settings. */
@@ -88,16 +94,7 @@ public final class GpuSortTransform<T> extends AbstractFunction1<Dataset<T>, Dat
     return (Sort) node;
   }
 
-  private static LogicalPlan replaceSort(LogicalPlan plan, Sort sort, LogicalPlan replacement) {
-    if (plan == sort) {
-      return replacement;
-    }
-    LogicalPlan child = replaceSort(plan.children().head(), sort, replacement);
-    Seq<LogicalPlan> children = ScalaCollections.list(List.of(child));
-    return plan.withNewChildren(children);
-  }
-
-  /** Adds the planner strategy for GpuSortNode to this session, once. */
+  /** Adds the planner strategy for tagged sorts to this session, once. */
   private static void installStrategy(SparkSession session) {
     synchronized (session) {
       scala.collection.Seq<SparkStrategy> strategies = session.experimental().extraStrategies();
