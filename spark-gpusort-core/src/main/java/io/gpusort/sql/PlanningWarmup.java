@@ -135,7 +135,7 @@ final class PlanningWarmup {
     Dataset<Row> rows = session.range(0, WARMUP_ROWS, 1, 2).selectExpr("id AS k",
         "CAST(id AS STRING) AS s", "CAST(id AS DOUBLE) * 0.5 AS d");
     List<Function<Dataset<Row>, Dataset<Row>>> sorts = List.of(
-        ds -> new GpuSortTransform<Row>(new Column[] {col("k")}, false).apply(ds),
+        ds -> new GpuSortTransform<Row>(new Column[] {col("k").desc()}, false).apply(ds),
         ds -> new GpuSortTransform<Row>(new Column[] {col("s").desc(), col("k")}, true).apply(ds),
         ds -> ds.sortWithinPartitions(col("d")),
         ds -> ds.orderBy(col("k").desc_nulls_last(), col("s")));
