@@ -12,6 +12,7 @@ import org.apache.spark.sql.Column;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.catalyst.plans.logical.LogicalPlan;
 import org.apache.spark.sql.catalyst.plans.logical.Sort;
+import org.apache.spark.sql.catalyst.rules.Rule;
 import org.apache.spark.sql.catalyst.trees.TreeNodeTag;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.execution.SparkStrategy;
@@ -25,10 +26,10 @@ import scala.runtime.AbstractFunction1;
  * <p>It lets Spark analyze the equivalent {@code orderBy} / {@code sortWithinPartitions} (so names
  * resolve, and fail, exactly as there, before any job runs), then tags the analyzed {@code Sort}
  * with the session's {@code spark.gpusort.*} settings when every key can be encoded. The tagged
- * {@code Sort} stays Spark's own through optimization, so Spark's optimizer removes it wherever it
- * would remove the sort of {@code orderBy} (one row at most, constant keys, a sort above it) and
- * its keys are then never evaluated, as there; {@link GpuSortStrategy} plans the tagged sorts that
- * remain.
+ * {@code Sort} stays Spark's own through Spark's optimizer, which removes it wherever it would
+ * remove the sort of {@code orderBy} (one row at most, constant keys, a sort above it), so that
+ * its keys are then never evaluated, as there; {@link GpuSortNodes} turns the tagged sorts that
+ * remain into {@link GpuSortNode}s, which {@link GpuSortStrategy} plans.
  */
 public final class GpuSortTransform<T> extends AbstractFunction1<Dataset<T>, Dataset<T>>
     implements Serializable {
@@ -94,18 +95,23 @@ public final class GpuSortTransform<T> extends AbstractFunction1<Dataset<T>, Dat
     return (Sort) node;
   }
 
-  /** Adds the planner strategy for tagged sorts to this session, once. */
+  /** Adds the optimizer rule for tagged sorts and the planner strategy to this session, once. */
   private static void installStrategy(SparkSession session) {
     synchronized (session) {
-      scala.collection.Seq<SparkStrategy> strategies = session.experimental().extraStrategies();
-      for (SparkStrategy s : ScalaCollections.asJava(strategies)) {
-        if (s instanceof GpuSortStrategy) {
-          return;
-        }
+      scala.collection.Seq<Rule<LogicalPlan>> rules = session.experimental().extraOptimizations();
+      if (ScalaCollections.asJava(rules).stream().noneMatch(r -> r instanceof GpuSortNodes)) {
+        List<Rule<LogicalPlan>> updated = new java.util.ArrayList<>(ScalaCollections.asJava(rules));
+        updated.add(new GpuSortNodes());
+        session.experimental().extraOptimizations_$eq(ScalaCollections.list(updated));
       }
-      List<SparkStrategy> updated = new java.util.ArrayList<>(ScalaCollections.asJava(strategies));
-      updated.add(new GpuSortStrategy());
-      session.experimental().extraStrategies_$eq(ScalaCollections.list(updated));
+      scala.collection.Seq<SparkStrategy> strategies = session.experimental().extraStrategies();
+      if (ScalaCollections.asJava(strategies).stream()
+          .noneMatch(s -> s instanceof GpuSortStrategy)) {
+        List<SparkStrategy> updated =
+            new java.util.ArrayList<>(ScalaCollections.asJava(strategies));
+        updated.add(new GpuSortStrategy());
+        session.experimental().extraStrategies_$eq(ScalaCollections.list(updated));
+      }
     }
   }
 }

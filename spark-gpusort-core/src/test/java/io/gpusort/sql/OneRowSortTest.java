@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.gpusort.GpuSort;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.spark.SparkArithmeticException;
@@ -21,6 +22,7 @@ import org.apache.spark.sql.types.StructType;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code GpuSort.byKey} / {@code withinPartitions} sort where Spark's {@code orderBy} /
@@ -100,6 +102,25 @@ class OneRowSortTest {
     SparkArithmeticException ours = assertThrows(SparkArithmeticException.class,
         () -> three.transform(GpuSort.byKey(THROWS)).collectAsList());
     assertTrue(ours.getMessage().contains("DIVIDE_BY_ZERO"), ours.getMessage());
+  }
+
+  @Test
+  void anEmptyFileKeepsSparksPartitionsUnderAdaptiveExecution(@TempDir Path dir) {
+    // Differential seed 3601082: the tagged sort alone let adaptive execution drop the user's
+    // repartition of an empty input (0 partitions against Spark's 1)
+    String adaptive = spark.conf().get("spark.sql.adaptive.enabled");
+    spark.conf().set("spark.sql.adaptive.enabled", "true");
+    try {
+      rows().write().parquet(dir.resolve("empty").toString());
+      Dataset<Row> base =
+          spark.read().parquet(dir.resolve("empty").toString()).repartition(col("c"));
+      Dataset<Row> off = base.sortWithinPartitions(col("c").desc());
+      Dataset<Row> on = base.transform(GpuSort.withinPartitions(col("c").desc()));
+      assertEquals(off.collectAsList(), on.collectAsList());
+      assertEquals(off.javaRDD().glom().collect().size(), on.javaRDD().glom().collect().size());
+    } finally {
+      spark.conf().set("spark.sql.adaptive.enabled", adaptive);
+    }
   }
 
   @Test
