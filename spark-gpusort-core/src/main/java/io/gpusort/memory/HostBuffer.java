@@ -109,6 +109,13 @@ public final class HostBuffer implements AutoCloseable {
     return arena == null ? PinnedArena.Stats.NONE : arena.stats();
   }
 
+  /** The process arena's {@link PinnedArena#pinningState}; "no arena" before one is made. */
+  public static String arenaPinningState() {
+    PinnedArena arena = ProcessArena.arena();
+    return arena == null ? "no arena"
+        : arena.pinningState() + " (" + ProcessArena.busyState() + ")";
+  }
+
   /**
    * Waits until the process arena is pinned whole (or pinning stopped), at most {@code
    * timeoutMillis}; true if it is whole. For benchmarks and tests that must see page-locked

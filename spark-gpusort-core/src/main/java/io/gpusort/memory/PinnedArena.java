@@ -326,6 +326,22 @@ public final class PinnedArena implements AutoCloseable {
     return pinFailure;
   }
 
+  /**
+   * How the pinning stands, for reports: its threads still alive, whether it would wait now and
+   * for what (pieces handed out, or the process's condition), the time it waited, and why it
+   * stopped short where it did.
+   */
+  public String pinningState() {
+    int alive;
+    synchronized (this) {
+      alive = (int) pinners.stream().filter(Thread::isAlive).count();
+    }
+    return String.format(java.util.Locale.ROOT, "%d pinning threads alive; waiting now: %s; "
+        + "waited %.1f s (threads' sum); stopped: %s", alive,
+        piecesOut ? "pieces in use" : busy.getAsBoolean() ? "the process is busy" : "no",
+        pausedNanos.sum() / 1e9, pinFailure == null ? "no" : pinFailure);
+  }
+
   /** What the arena holds and has served so far. */
   public synchronized Stats stats() {
     return new Stats(targetBytes, readyBytes, inUseBytes, peakInUseBytes, servedPieces,

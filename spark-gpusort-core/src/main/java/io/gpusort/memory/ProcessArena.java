@@ -42,6 +42,12 @@ final class ProcessArena {
     return RunningTasks.busy() || busy.getAsBoolean();
   }
 
+  /** What {@link #busy} waits for now, for reports: the tasks it counts running, the rest. */
+  static String busyState() {
+    return "tasks counted running " + RunningTasks.count() + ", sorts' condition "
+        + busy.getAsBoolean();
+  }
+
   /** The settings given last, or those the arena was made with once it is made. */
   static ArenaSettings settings() {
     return settings;

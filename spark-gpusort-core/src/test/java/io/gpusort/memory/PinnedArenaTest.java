@@ -261,10 +261,17 @@ class PinnedArenaTest {
     arena.pauseWhile(() -> true);
     arena.start(1);
     Thread.sleep(50);
+    // The report says that pinning waits and for what
+    String state = arena.pinningState();
+    assertTrue(state.startsWith("1 pinning threads alive; waiting now: the process is busy"),
+        state);
+    assertTrue(state.endsWith("stopped: no"), state);
     // close() joins the pinning threads: it returns only if the paused one ended.
     assertTimeoutPreemptively(java.time.Duration.ofSeconds(10), arena::close);
     assertEquals(0, allocator.allocations.get(), "a chunk pinned while sorts ran");
     assertEquals(0, arena.readyBytes());
+    assertTrue(arena.pinningState().startsWith("0 pinning threads alive"),
+        arena.pinningState());
   }
 
   /**

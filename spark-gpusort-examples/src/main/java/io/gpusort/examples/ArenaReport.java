@@ -117,6 +117,7 @@ final class ArenaReport {
       out.printf(Locale.ROOT, "  host arena%s: target %.2f GiB, %.2f GiB page-locked, %.2f GiB "
           + "in use, %.2f GiB refused so far%n", where, gib(stats.targetBytes()),
           gib(stats.readyBytes()), gib(stats.inUseBytes()), gib(stats.refusedBytes()));
+      out.printf(Locale.ROOT, "  host arena pinning: %s%n", HostBuffer.arenaPinningState());
     }
     out.printf(Locale.ROOT, "  background warm-ups%s still running at %s, before the first "
         + "run: %d%n", where, LocalTime.now().truncatedTo(ChronoUnit.MILLIS),
@@ -148,6 +149,7 @@ final class ArenaReport {
         + "which went to plain memory; wait s: time the tasks spent waiting for host memory for "
         + "the device (HostBuffer.acquireNanos, summed over tasks); in the case's first run and "
         + "per timed run. This JVM's figures: the executor's with a local master");
+    out.printf(Locale.ROOT, "host arena pinning now: %s%n", HostBuffer.arenaPinningState());
   }
 
   /**
