@@ -19,25 +19,42 @@ import java.nio.file.Path;
  *     #PACED_CHUNK_BYTES}, resting after each this many times as long as it took ({@link
  *     PinnedArena#pace})
  * @param pinMethod how a GPU engine page-locks the memory
+ * @param busyShare the share of one thread's time that pinning takes while tasks run ({@link
+ *     PinnedArena#pinWhileBusy}); 0: pinning only while no task runs
  */
 public record ArenaSettings(long requestedBytes, double hostFraction, long boundBytes,
-    Path registerDir, int pinThreads, double restRatio, PinMethod pinMethod) {
+    Path registerDir, int pinThreads, double restRatio, PinMethod pinMethod, double busyShare) {
   /** {@link #requestedBytes} that means: the host's share, divided among its GPUs. */
   public static final long AUTO = -1;
   /** The register's directory unless configured: one place every process of the host sees. */
   public static final Path DEFAULT_REGISTER = Path.of("/tmp/spark-gpusort-pinned");
   public static final double DEFAULT_HOST_FRACTION = 0.25;
   public static final int DEFAULT_PIN_THREADS = 2;
+  /**
+   * A quarter of one thread while tasks run: on huge pages a 256 MiB chunk takes about 20-40 ms
+   * (faulting its pages in, then a few ms in the driver), so about 1.5-3 GiB a second, for a
+   * sixty-fourth of a 16-core executor's threads.
+   */
+  public static final double DEFAULT_BUSY_SHARE = 0.25;
   /** The chunks of a pinning that rests: each holds the process's memory map a quarter as long. */
   public static final long PACED_CHUNK_BYTES = 64L << 20;
 
   public ArenaSettings {
     if (requestedBytes < AUTO || hostFraction < 0 || hostFraction > 0.9 || boundBytes < 0
-        || registerDir == null || pinThreads < 1 || !(restRatio >= 0) || pinMethod == null) {
+        || registerDir == null || pinThreads < 1 || !(restRatio >= 0) || pinMethod == null
+        || !(busyShare >= 0 && busyShare <= 1)) {
       throw new IllegalArgumentException("bad arena settings: requestedBytes=" + requestedBytes
           + " hostFraction=" + hostFraction + " boundBytes=" + boundBytes + " pinThreads="
-          + pinThreads + " restRatio=" + restRatio + " pinMethod=" + pinMethod);
+          + pinThreads + " restRatio=" + restRatio + " pinMethod=" + pinMethod + " busyShare="
+          + busyShare);
     }
+  }
+
+  /** The settings with the default {@link #busyShare}. */
+  public ArenaSettings(long requestedBytes, double hostFraction, long boundBytes,
+      Path registerDir, int pinThreads, double restRatio, PinMethod pinMethod) {
+    this(requestedBytes, hostFraction, boundBytes, registerDir, pinThreads, restRatio, pinMethod,
+        DEFAULT_BUSY_SHARE);
   }
 
   /** Automatic size, a quarter of the host, no further bound. */

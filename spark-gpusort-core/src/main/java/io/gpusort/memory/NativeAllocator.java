@@ -14,6 +14,15 @@ public interface NativeAllocator {
   /** Whether blocks are page-locked and can be the source or target of asynchronous DMA. */
   boolean pinned();
 
+  /**
+   * Whether {@link #allocate} holds the process's memory map while it runs, so that every other
+   * thread that maps memory or loads a class waits for it (the driver's own page-locking
+   * allocation): such an allocator must not run beside tasks.
+   */
+  default boolean holdsMemoryMap() {
+    return false;
+  }
+
   /** Plain off-heap memory. */
   NativeAllocator UNSAFE = new NativeAllocator() {
     @Override

@@ -70,14 +70,16 @@ final class ProcessArena {
         s.hostCapBytes(machine));
     arena = new PinnedArena(allocator, granted, s.chunkBytes());
     arena.pace(s.restRatio());
+    arena.pinWhileBusy(s.busyShare());
     arena.pauseWhile(ProcessArena::busy);
     arena.start(s.threads());
     LOG.info("Page-locked host arena: {} MiB asked ({}), {} MiB granted of the host's {} MiB "
         + "share ({} of {} MiB, {} GPUs), pinned by {} background threads in {} MiB chunks, "
-        + "resting {} times a chunk's time after each", request >> 20,
+        + "resting {} times a chunk's time after each, {} of a thread's time while tasks run",
+        request >> 20,
         s.requestedBytes() == ArenaSettings.AUTO ? "auto" : "set", granted >> 20,
         s.hostCapBytes(machine) >> 20, s.hostFraction(), machine >> 20, devicesOnHost,
-        s.threads(), s.chunkBytes() >> 20, s.restRatio());
+        s.threads(), s.chunkBytes() >> 20, s.restRatio(), s.busyShare());
     Runtime.getRuntime().addShutdownHook(new Thread(() -> HostShare.unregister(s.registerDir()),
         "gpusort-arena-unregister"));
     return true;

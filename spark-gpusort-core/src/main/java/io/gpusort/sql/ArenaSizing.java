@@ -32,17 +32,19 @@ public final class ArenaSizing {
    * executor, which bounds them for its cluster manager ({@link #settings}).
    */
   record Keys(long requestedBytes, double hostFraction, String registerDir, double restRatio,
-      PinMethod pinMethod) implements Serializable {
+      PinMethod pinMethod, double busyShare) implements Serializable {
     static Keys of(GpuSortConf conf) {
       return new Keys(conf.get(GpuSortConf.PINNED_ARENA_BYTES),
           conf.get(GpuSortConf.PINNED_HOST_FRACTION), conf.get(GpuSortConf.PINNED_REGISTER_DIR),
-          conf.get(GpuSortConf.PINNED_REST_RATIO), conf.get(GpuSortConf.PINNED_METHOD));
+          conf.get(GpuSortConf.PINNED_REST_RATIO), conf.get(GpuSortConf.PINNED_METHOD),
+          conf.get(GpuSortConf.PINNED_BUSY_SHARE));
     }
 
     /** These keys, bounded for the cluster manager {@code sparkConf} names (none if null). */
     ArenaSettings settings(SparkConf sparkConf) {
       return new ArenaSettings(requestedBytes, hostFraction, containerBoundBytes(sparkConf),
-          Path.of(registerDir), ArenaSettings.DEFAULT_PIN_THREADS, restRatio, pinMethod);
+          Path.of(registerDir), ArenaSettings.DEFAULT_PIN_THREADS, restRatio, pinMethod,
+          busyShare);
     }
   }
 

@@ -60,7 +60,7 @@ class GpuSortConfTest {
       // The default, written as a user would write it, parses back to itself.
       assertEquals(entry.defaultValue(), entry.parse(entry.defaultString()), entry.key());
     }
-    assertEquals(35, keys.size(), "declared keys: " + keys);
+    assertEquals(36, keys.size(), "declared keys: " + keys);
   }
 
   @Test

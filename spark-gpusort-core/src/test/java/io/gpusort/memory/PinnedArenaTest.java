@@ -34,6 +34,11 @@ class PinnedArenaTest {
     volatile int failAfter = Integer.MAX_VALUE;
     /** How long each allocation takes, as page-locking a chunk does. */
     volatile long delayMillis;
+    /** What {@link #holdsMemoryMap} says. */
+    volatile boolean holdsMap;
+    /** Allocations under way now, and the most at once. */
+    final AtomicInteger running = new AtomicInteger();
+    final AtomicInteger mostAtOnce = new AtomicInteger();
     private final java.util.Map<Long, Long> raws = new java.util.concurrent.ConcurrentHashMap<>();
 
     @Override
@@ -46,6 +51,7 @@ class PinnedArenaTest {
           Thread.currentThread().interrupt();
         }
       }
+      mostAtOnce.accumulateAndGet(running.incrementAndGet(), Math::max);
       if (delayMillis > 0) {
         try {
           Thread.sleep(delayMillis);
@@ -53,6 +59,7 @@ class PinnedArenaTest {
           Thread.currentThread().interrupt();
         }
       }
+      running.decrementAndGet();
       if (allocations.get() >= failAfter) {
         throw new IllegalStateException("cuMemHostAlloc: out of memory (planted)");
       }
@@ -73,6 +80,11 @@ class PinnedArenaTest {
     @Override
     public boolean pinned() {
       return true;
+    }
+
+    @Override
+    public boolean holdsMemoryMap() {
+      return holdsMap;
     }
   }
 
@@ -263,8 +275,7 @@ class PinnedArenaTest {
     Thread.sleep(50);
     // The report says that pinning waits and for what
     String state = arena.pinningState();
-    assertTrue(state.startsWith("1 pinning threads alive; waiting now: the process is busy"),
-        state);
+    assertTrue(state.startsWith("1 pinning threads alive; process busy now: yes"), state);
     assertTrue(state.endsWith("stopped: no"), state);
     // close() joins the pinning threads: it returns only if the paused one ended.
     assertTimeoutPreemptively(java.time.Duration.ofSeconds(10), arena::close);
@@ -272,6 +283,64 @@ class PinnedArenaTest {
     assertEquals(0, arena.readyBytes());
     assertTrue(arena.pinningState().startsWith("0 pinning threads alive"),
         arena.pinningState());
+  }
+
+  /**
+   * A process that is never idle still gets its whole arena: one thread pins beside its tasks at
+   * the busy share, resting after each chunk so that pinning takes at most that share of its time
+   * (3 chunks of 20 ms at a half: at least 3 * 20 + 2 * 20 ms), while the other thread waits.
+   */
+  @Test
+  void aBusyProcessGetsItsArenaAtTheBusyShare() throws InterruptedException {
+    FakePinned allocator = new FakePinned();
+    allocator.delayMillis = 20;
+    try (PinnedArena arena = new PinnedArena(allocator, 3 * CHUNK, CHUNK)) {
+      arena.pauseWhile(() -> true);
+      arena.pinWhileBusy(0.5);
+      long start = System.nanoTime();
+      arena.start(2);
+      assertTrue(arena.awaitReady(10_000), "a busy process's arena was not pinned");
+      long millis = (System.nanoTime() - start) / 1_000_000;
+      assertTrue(millis >= 95, "3 chunks at a busy share of 0.5 pinned in " + millis + " ms");
+      assertEquals(3, allocator.allocations.get());
+      assertEquals(1, allocator.mostAtOnce.get(), "more than one thread pinned beside tasks");
+      assertEquals(3 * CHUNK, arena.busyPinnedBytes());
+      assertTrue(arena.pinningState().contains("pinned while busy 0.00 GiB (share 0.5)"),
+          arena.pinningState());
+    }
+  }
+
+  /**
+   * Where the allocator holds the process's memory map (the driver's own page-locking), nothing is
+   * pinned beside tasks whatever the busy share: every thread of the process would wait for it.
+   */
+  @Test
+  void anAllocatorHoldingTheMemoryMapWaitsForAnIdleProcess() throws InterruptedException {
+    FakePinned allocator = new FakePinned();
+    allocator.holdsMap = true;
+    AtomicBoolean tasks = new AtomicBoolean(true);
+    try (PinnedArena arena = new PinnedArena(allocator, 2 * CHUNK, CHUNK)) {
+      arena.pauseWhile(tasks::get);
+      arena.pinWhileBusy(1);
+      arena.start(2);
+      assertFalse(arena.awaitReady(200), "pinned beside tasks by an allocator holding the map");
+      assertEquals(0, allocator.allocations.get());
+      assertTrue(arena.pinningState().contains("share 0, the allocator holds the memory map"),
+          arena.pinningState());
+      tasks.set(false);
+      assertTrue(arena.awaitReady(10_000), "not pinned once the process was idle");
+      assertEquals(0, arena.busyPinnedBytes());
+    }
+  }
+
+  @Test
+  void aBusyShareOutsideZeroToOneIsRefused() {
+    try (PinnedArena arena = new PinnedArena(new FakePinned(), CHUNK, CHUNK)) {
+      org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+          () -> arena.pinWhileBusy(1.5));
+      org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+          () -> arena.pinWhileBusy(-0.1));
+    }
   }
 
   /**

@@ -56,16 +56,19 @@ class ArenaSizingTest {
         "spark.gpusort.memory.pinned.hostFraction", "0.5",
         "spark.gpusort.memory.pinned.registerDir", "/tmp/x",
         "spark.gpusort.memory.pinned.restRatio", "3",
-        "spark.gpusort.memory.pinned.method", "driver"));
+        "spark.gpusort.memory.pinned.method", "driver",
+        "spark.gpusort.memory.pinned.busyShare", "0"));
     ArenaSettings s = ArenaSizing.of(gpusort, conf("spark.master", "local[4]"));
     assertEquals(12L << 30, s.requestedBytes());
     assertEquals(0.5, s.hostFraction());
     assertEquals("/tmp/x", s.registerDir().toString());
     assertEquals(3.0, s.restRatio());
     assertEquals(PinMethod.DRIVER, s.pinMethod());
+    assertEquals(0.0, s.busyShare());
     ArenaSettings auto = ArenaSizing.of(GpuSortConf.of(Map.of()), conf("spark.master", "yarn"));
     assertEquals(0.0, auto.restRatio(), "pinning at full speed unless set");
     assertEquals(PinMethod.HUGEPAGES, auto.pinMethod(), "huge pages of our own unless set");
+    assertEquals(ArenaSettings.DEFAULT_BUSY_SHARE, auto.busyShare(), "pinning beside tasks");
     assertEquals(ArenaSettings.AUTO, auto.requestedBytes());
     assertEquals(0, auto.boundBytes());
     assertEquals(0, auto.requestBytes(128L << 30, 1), "YARN, no overhead set: no arena");

@@ -40,6 +40,11 @@ final class PinnedHostAllocator implements NativeAllocator {
   }
 
   @Override
+  public boolean holdsMemoryMap() {
+    return true;
+  }
+
+  @Override
   public boolean pinned() {
     return true;
   }
