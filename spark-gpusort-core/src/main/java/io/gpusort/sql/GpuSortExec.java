@@ -8,11 +8,13 @@ import org.apache.spark.rdd.RDD;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.SortOrder;
+import org.apache.spark.sql.catalyst.plans.physical.Distribution;
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
 import org.apache.spark.sql.catalyst.plans.physical.UnknownPartitioning;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
+import scala.Option;
 import scala.collection.immutable.Seq;
 
 /**
@@ -30,14 +32,27 @@ public final class GpuSortExec extends UnaryExec {
   private final boolean global;
   private final Map<String, String> settings;
   private final SparkPlan child;
+  /** What the node asks of its child's partitioning, where it asks anything. */
+  private final Option<Distribution> childDistribution;
   private transient SortMetrics sortMetrics;
 
   public GpuSortExec(Seq<SortOrder> order, boolean global, Map<String, String> settings,
       SparkPlan child) {
+    this(order, global, settings, child, Option.empty());
+  }
+
+  /**
+   * A node that asks {@code childDistribution} of its child: the clustering of a user's
+   * repartition below a sort within partitions at the query's top, which adaptive execution keeps
+   * for Spark's own sort there ({@link GpuSortNodes#USER_REPARTITION}).
+   */
+  public GpuSortExec(Seq<SortOrder> order, boolean global, Map<String, String> settings,
+      SparkPlan child, Option<Distribution> childDistribution) {
     this.order = order;
     this.global = global;
     this.settings = settings;
     this.child = child;
+    this.childDistribution = childDistribution;
   }
 
   @Override
@@ -89,6 +104,13 @@ public final class GpuSortExec extends UnaryExec {
   }
 
   @Override
+  public Seq<Distribution> requiredChildDistribution() {
+    return childDistribution.isDefined()
+        ? ScalaCollections.list(java.util.List.of(childDistribution.get()))
+        : super.requiredChildDistribution();
+  }
+
+  @Override
   public Seq<Attribute> output() {
     return ScalaCollections.immutable(child.output());
   }
@@ -105,7 +127,7 @@ public final class GpuSortExec extends UnaryExec {
 
   @Override
   protected SparkPlan withNewChild(SparkPlan newChild) {
-    return new GpuSortExec(order, global, settings, newChild);
+    return new GpuSortExec(order, global, settings, newChild, childDistribution);
   }
 
   @Override
@@ -120,7 +142,7 @@ public final class GpuSortExec extends UnaryExec {
 
   @Override
   public int productArity() {
-    return 4;
+    return 5;
   }
 
   @Override
@@ -130,6 +152,7 @@ public final class GpuSortExec extends UnaryExec {
       case 1 -> global;
       case 2 -> settings;
       case 3 -> child;
+      case 4 -> childDistribution;
       default -> throw new IndexOutOfBoundsException(n);
     };
   }
@@ -142,11 +165,12 @@ public final class GpuSortExec extends UnaryExec {
   @Override
   public boolean equals(Object that) {
     return that instanceof GpuSortExec other && order.equals(other.order)
-        && global == other.global && settings.equals(other.settings) && child.equals(other.child);
+        && global == other.global && settings.equals(other.settings) && child.equals(other.child)
+        && childDistribution.equals(other.childDistribution);
   }
 
   @Override
   public int hashCode() {
-    return java.util.Objects.hash(order, global, settings, child);
+    return java.util.Objects.hash(order, global, settings, child, childDistribution);
   }
 }

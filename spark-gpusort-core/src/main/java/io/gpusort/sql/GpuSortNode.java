@@ -2,7 +2,6 @@ package io.gpusort.sql;
 
 import io.gpusort.compat.ScalaCollections;
 import io.gpusort.compat.UnaryLogicalPlan;
-import io.gpusort.compat.ScalaCollections;
 import java.util.Map;
 import org.apache.spark.sql.catalyst.expressions.Attribute;
 import org.apache.spark.sql.catalyst.expressions.SortOrder;

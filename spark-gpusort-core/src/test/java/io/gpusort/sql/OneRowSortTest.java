@@ -123,6 +123,47 @@ class OneRowSortTest {
     }
   }
 
+  /**
+   * Differential seed 3601726: an empty cached input under the user's repartition, with the sort
+   * within partitions at the query's top, gave 0 partitions against Spark's 1. Adaptive execution
+   * keeps the repartition's clustering only under its own local sort; the node now asks for it.
+   * With rows, the plan has no shuffle more than Spark's.
+   */
+  @Test
+  void anEmptyCacheUnderARepartitionKeepsSparksPartitions() {
+    String adaptive = spark.conf().get("spark.sql.adaptive.enabled");
+    spark.conf().set("spark.sql.adaptive.enabled", "true");
+    Dataset<Row> empty = rows().selectExpr("c", "c * 2 AS d").cache();
+    Dataset<Row> some = rows(3L, 1L, 2L, 7L).selectExpr("c", "c * 2 AS d").cache();
+    try {
+      for (Dataset<Row> input : List.of(empty, some)) {
+        input.count();
+        List<Dataset<Row>> bases = List.of(input.repartition(col("c")),
+            input.repartition(3, col("c")), input.repartition(col("c")).filter("d >= 0"),
+            input.repartition(col("c")).select("d", "c"));
+        for (Dataset<Row> base : bases) {
+          Dataset<Row> off = base.sortWithinPartitions(col("d").desc());
+          Dataset<Row> on = base.transform(GpuSort.withinPartitions(col("d").desc()));
+          List<List<Row>> offParts = off.javaRDD().glom().collect();
+          List<List<Row>> onParts = on.javaRDD().glom().collect();
+          assertEquals(offParts, onParts, base.queryExecution().analyzed().toString());
+          assertEquals(off.collectAsList(), on.collectAsList());
+          String plan = on.queryExecution().executedPlan().toString();
+          assertEquals(shuffles(off.queryExecution().executedPlan().toString()), shuffles(plan),
+              plan);
+        }
+      }
+    } finally {
+      empty.unpersist();
+      some.unpersist();
+      spark.conf().set("spark.sql.adaptive.enabled", adaptive);
+    }
+  }
+
+  private static int shuffles(String plan) {
+    return plan.split("Exchange hashpartitioning", -1).length - 1;
+  }
+
   @Test
   void theSortThatStaysRunsOnTheEngine() {
     Dataset<Row> sorted = rows(3L, 1L, 2L).transform(GpuSort.byKey(col("c").desc()));
