@@ -11,6 +11,7 @@ import org.apache.spark.sql.catalyst.expressions.SortOrder;
 import org.apache.spark.sql.catalyst.plans.physical.Distribution;
 import org.apache.spark.sql.catalyst.plans.physical.Partitioning;
 import org.apache.spark.sql.catalyst.plans.physical.UnknownPartitioning;
+import org.apache.spark.sql.catalyst.plans.physical.UnspecifiedDistribution$;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.metric.SQLMetric;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
@@ -105,9 +106,9 @@ public final class GpuSortExec extends UnaryExec {
 
   @Override
   public Seq<Distribution> requiredChildDistribution() {
-    return childDistribution.isDefined()
-        ? ScalaCollections.list(java.util.List.of(childDistribution.get()))
-        : super.requiredChildDistribution();
+    Distribution wanted = childDistribution.isDefined() ? childDistribution.get()
+        : UnspecifiedDistribution$.MODULE$;
+    return ScalaCollections.list(java.util.List.of(wanted));
   }
 
   @Override
