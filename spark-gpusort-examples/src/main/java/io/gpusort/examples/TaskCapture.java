@@ -23,21 +23,23 @@ final class TaskCapture extends SparkListener {
       {"output's wait for the device time", "outWait"}};
 
   /**
-   * launch and finish (ms), GC (s), deserialization (s), shuffle bytes written, then
-   * {@link #STAGES} (s).
+   * launch and finish (ms), GC (s), deserialization (s), shuffle bytes written, bytes spilled to
+   * disk, then {@link #STAGES} (s).
    */
+  private static final int FIRST_STAGE = 6;
   private final List<double[]> ended = Collections.synchronizedList(new ArrayList<>());
 
   @Override
   public void onTaskEnd(SparkListenerTaskEnd end) {
     TaskInfo info = end.taskInfo();
-    double[] task = new double[5 + STAGES.length];
+    double[] task = new double[FIRST_STAGE + STAGES.length];
     task[0] = info.launchTime();
     task[1] = info.finishTime();
     if (end.taskMetrics() != null) {
       task[2] = end.taskMetrics().jvmGCTime() / 1e3;
       task[3] = end.taskMetrics().executorDeserializeTime() / 1e3;
       task[4] = end.taskMetrics().shuffleWriteMetrics().bytesWritten();
+      task[5] = end.taskMetrics().diskBytesSpilled();
     }
     for (AccumulableInfo acc : ScalaCollections.asJava(info.accumulables())) {
       if (acc.name().isEmpty() || acc.update().isEmpty()
@@ -46,7 +48,7 @@ final class TaskCapture extends SparkListener {
       }
       for (int s = 0; s < STAGES.length; s++) {
         if (STAGES[s][0].equals(acc.name().get())) {
-          task[5 + s] += value.doubleValue() / 1e9;
+          task[FIRST_STAGE + s] += value.doubleValue() / 1e9;
         }
       }
     }
@@ -58,18 +60,20 @@ final class TaskCapture extends SparkListener {
   }
 
   /**
-   * Median and longest task time, summed GC time and shuffle bytes written (MB) of the tasks
-   * since {@link #clear()}.
+   * Median and longest task time, summed GC time, shuffle bytes written (MB) and bytes spilled
+   * to disk (MB) of the tasks since {@link #clear()}.
    */
   double[] spans() {
     synchronized (ended) {
       double[] times = ended.stream().mapToDouble(t -> (t[1] - t[0]) / 1e3).sorted().toArray();
       double gc = ended.stream().mapToDouble(t -> t[2]).sum();
       double shuffled = ended.stream().mapToDouble(t -> t[4]).sum() / 1e6;
+      double spilled = ended.stream().mapToDouble(t -> t[5]).sum() / 1e6;
       if (times.length == 0) {
-        return new double[] {0, 0, gc, shuffled};
+        return new double[] {0, 0, gc, shuffled, spilled};
       }
-      return new double[] {times[times.length / 2], times[times.length - 1], gc, shuffled};
+      return new double[] {times[times.length / 2], times[times.length - 1], gc, shuffled,
+          spilled};
     }
   }
 
@@ -95,8 +99,8 @@ final class TaskCapture extends SparkListener {
         "+%.3f run %.3f deser %.3f", (task[0] - firstLaunch) / 1e3, (task[1] - task[0]) / 1e3,
         task[3]));
     for (int s = 0; s < STAGES.length; s++) {
-      if (task[5 + s] > 0) {
-        line.append(String.format(Locale.ROOT, " %s %.3f", STAGES[s][1], task[5 + s]));
+      if (task[FIRST_STAGE + s] > 0) {
+        line.append(String.format(Locale.ROOT, " %s %.3f", STAGES[s][1], task[FIRST_STAGE + s]));
       }
     }
     return line.toString();
