@@ -7,8 +7,9 @@ import org.slf4j.LoggerFactory;
 /**
  * The process's one page-locked arena: sized from the last {@link ArenaSettings} given before a
  * GPU engine opens, reserved in the host's register ({@link HostShare}), then pinned in the
- * background for the life of the process, only while no task runs ({@link RunningTasks}) and
- * nothing else registered with {@link #pauseWhile} holds it back.
+ * background for the life of the process: at full speed while no task runs ({@link RunningTasks})
+ * and nothing else registered with {@link #pauseWhile} holds it back, else by one thread at
+ * {@link ArenaSettings#busyShare} of its time ({@link PinnedArena#pinWhileBusy}).
  */
 final class ProcessArena {
   private static final Logger LOG = LoggerFactory.getLogger(ProcessArena.class);

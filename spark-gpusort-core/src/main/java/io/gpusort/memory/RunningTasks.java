@@ -6,11 +6,11 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * The tasks this process runs now, as the Spark side reports them (the executor plugin's task
  * hooks, or a listener in a local session), by task attempt id, so that two reporters of one task
- * count it once. The page-locked arena pins only while the process is idle by this measure: no
- * task running and none ended in the last {@link #QUIET_NANOS}. Page-locking beside running tasks
- * holds them back whatever they do (on the H200 host, TeraSort's 10 GB one-shot job ran 26-32 s
- * with its 32 GiB arena pinned beside its tasks, 14.3 s with no arena), while the arena only
- * saves each sort a staging copy: what is pinned between jobs serves the next ones.
+ * count it once. The page-locked arena pins at full speed only while the process is idle by this
+ * measure: no task running and none ended in the last {@link #QUIET_NANOS}; beside running tasks
+ * one thread pins at a share of its time ({@link PinnedArena#pinWhileBusy}). Pinning at full speed
+ * beside running tasks held them back (on the H200 host, TeraSort's 10 GB one-shot job ran 26-32 s
+ * with its 32 GiB arena pinned beside its tasks by the driver's allocation, 14.3 s with no arena).
  */
 public final class RunningTasks {
   /** How long after a task ends pinning still waits: the gap between two stages of a job. */
