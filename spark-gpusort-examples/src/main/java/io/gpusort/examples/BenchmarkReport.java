@@ -29,6 +29,7 @@ final class BenchmarkReport {
   private static final int TASK_GC = 2;
   private static final int TASK_SHUFFLE = 3;
   private static final int TASK_SPILL = 4;
+  private static final int TASK_PEAK = 5;
 
   private BenchmarkReport() {}
 
@@ -123,19 +124,20 @@ final class BenchmarkReport {
   /** {@link #printTaskTable(List, double[][][], PrintStream)} under the heading {@code title}. */
   static void printTaskTable(String title, List<Case> cases, double[][][] spans,
       PrintStream out) {
-    out.println(String.format(Locale.ROOT, "%n%-36s %-7s %9s %9s %9s %11s %9s", title, "engine",
-        "median s", "max s", "GC s", "shuffle MB", "spill MB"));
+    out.println(String.format(Locale.ROOT, "%n%-36s %-7s %9s %9s %9s %11s %9s %12s", title,
+        "engine", "median s", "max s", "GC s", "shuffle MB", "spill MB", "task peak MB"));
     for (int i = 0; i < cases.size(); i++) {
       double[][] runs = spans[i];
-      out.println(String.format(Locale.ROOT, "%-36s %-7s %9.3f %9.3f %9.3f %11.1f %9.1f",
+      out.println(String.format(Locale.ROOT, "%-36s %-7s %9.3f %9.3f %9.3f %11.1f %9.1f %12.1f",
           cases.get(i).name(), cases.get(i).engine(), medianOf(runs, TASK_MEDIAN),
           medianOf(runs, TASK_MAX), medianOf(runs, TASK_GC), medianOf(runs, TASK_SHUFFLE),
-          medianOf(runs, TASK_SPILL)));
+          medianOf(runs, TASK_SPILL), medianOf(runs, TASK_PEAK)));
     }
     out.println("tasks: launch to finish of each task of the case's jobs, median and longest; GC: "
         + "the tasks' JVM GC time summed; shuffle MB: the bytes they wrote to the shuffle "
         + "(compressed, as on disk); spill MB: the bytes they spilled to disk (a sort short of "
-        + "execution memory); each the median over the timed repetitions");
+        + "execution memory); task peak MB: the largest peak execution memory of a task (what "
+        + "Spark counted for it); each the median over the timed repetitions");
   }
 
   /** Per case and timed repetition, its median and its slowest task, as the listener saw them. */

@@ -24,9 +24,9 @@ final class TaskCapture extends SparkListener {
 
   /**
    * launch and finish (ms), GC (s), deserialization (s), shuffle bytes written, bytes spilled to
-   * disk, then {@link #STAGES} (s).
+   * disk, peak execution memory, then {@link #STAGES} (s).
    */
-  private static final int FIRST_STAGE = 6;
+  private static final int FIRST_STAGE = 7;
   private final List<double[]> ended = Collections.synchronizedList(new ArrayList<>());
 
   @Override
@@ -40,6 +40,7 @@ final class TaskCapture extends SparkListener {
       task[3] = end.taskMetrics().executorDeserializeTime() / 1e3;
       task[4] = end.taskMetrics().shuffleWriteMetrics().bytesWritten();
       task[5] = end.taskMetrics().diskBytesSpilled();
+      task[6] = end.taskMetrics().peakExecutionMemory();
     }
     for (AccumulableInfo acc : ScalaCollections.asJava(info.accumulables())) {
       if (acc.name().isEmpty() || acc.update().isEmpty()
@@ -60,8 +61,9 @@ final class TaskCapture extends SparkListener {
   }
 
   /**
-   * Median and longest task time, summed GC time, shuffle bytes written (MB) and bytes spilled
-   * to disk (MB) of the tasks since {@link #clear()}.
+   * Median and longest task time, summed GC time, shuffle bytes written (MB), bytes spilled to
+   * disk (MB) and the largest peak execution memory of a task (MB) of the tasks since
+   * {@link #clear()}.
    */
   double[] spans() {
     synchronized (ended) {
@@ -69,11 +71,12 @@ final class TaskCapture extends SparkListener {
       double gc = ended.stream().mapToDouble(t -> t[2]).sum();
       double shuffled = ended.stream().mapToDouble(t -> t[4]).sum() / 1e6;
       double spilled = ended.stream().mapToDouble(t -> t[5]).sum() / 1e6;
+      double peak = ended.stream().mapToDouble(t -> t[6]).max().orElse(0) / 1e6;
       if (times.length == 0) {
-        return new double[] {0, 0, gc, shuffled, spilled};
+        return new double[] {0, 0, gc, shuffled, spilled, peak};
       }
       return new double[] {times[times.length / 2], times[times.length - 1], gc, shuffled,
-          spilled};
+          spilled, peak};
     }
   }
 

@@ -88,11 +88,11 @@ final class DiffQueries {
       names.add(key.sql());
     }
     String columns = String.join(", ", names);
-    boolean sorted = random.nextBoolean();
+    // Always a sort above the range exchange, in the columns' order or any other direction: a
+    // range repartition alone has no sort for the plugin to take (such trials ran on Spark alone).
     String sql = "SELECT /*+ REPARTITION_BY_RANGE(" + (1 + random.nextInt(4)) + ", " + columns
-        + ") */ * FROM t" + (sorted ? " SORT BY " + columns : "");
-    return DiffQuery.sql(DiffShape.RANGE_REPARTITION, sql, sorted ? names : List.of(), Set.of(),
-        false);
+        + ") */ * FROM t SORT BY " + orders(keys, random);
+    return DiffQuery.sql(DiffShape.RANGE_REPARTITION, sql, names, Set.of(), false);
   }
 
   /** GpuSort.byKey / withinPartitions against orderBy / sortWithinPartitions. */

@@ -8,7 +8,7 @@ enum DiffShape {
   ORDER_BY_LIMIT,
   /** SORT BY (sortWithinPartitions), after DISTRIBUTE BY or on the input partitioning. */
   SORT_BY,
-  /** The REPARTITION_BY_RANGE hint, with or without SORT BY on the same columns. */
+  /** The REPARTITION_BY_RANGE hint under SORT BY on the same columns, in any direction. */
   RANGE_REPARTITION,
   /** Dataset.transform(GpuSort.byKey(...)) against Dataset.orderBy with the replacement off. */
   BY_KEY,
