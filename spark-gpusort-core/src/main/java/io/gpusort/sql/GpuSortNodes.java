@@ -23,11 +23,12 @@ import scala.runtime.AbstractPartialFunction;
  * Spark's sort would. From here on the node is opaque to Spark, as before this rule: adaptive
  * execution's re-optimization leaves it where it stands.
  *
- * <p>A sort within partitions at the top of the query (under projections and filters only) above
- * a user's repartition by columns is tagged with that repartition ({@link #USER_REPARTITION}), so
- * that its physical node asks for the repartition's clustering as Spark's own local sort gets it:
- * adaptive execution keeps the distribution of a repartition it finds at the top under a local
- * {@code SortExec} (and no other node), even where an empty input lets it drop the shuffle.
+ * <p>A sort within partitions at the top of the query (under projections, filters, local sorts
+ * and a {@code Dataset.rdd}'s deserialization only) above a user's repartition by columns is
+ * tagged with that repartition ({@link #USER_REPARTITION}), so that its physical node asks for the
+ * repartition's clustering as Spark's own local sort gets it: adaptive execution keeps the
+ * distribution of a repartition it finds at the top under a local {@code SortExec} (and no other
+ * node), even where an empty input lets it drop the shuffle.
  */
 public final class GpuSortNodes extends Rule<LogicalPlan> {
   private static final long serialVersionUID = 1L;

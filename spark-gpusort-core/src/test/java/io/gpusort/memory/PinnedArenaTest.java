@@ -253,6 +253,14 @@ class PinnedArenaTest {
     }
   }
 
+  /** Starts {@code arena} with {@code threads} and returns the milliseconds until it is whole. */
+  private static long millisToPin(PinnedArena arena, int threads) throws InterruptedException {
+    long start = System.nanoTime();
+    arena.start(threads);
+    assertTrue(arena.awaitReady(10_000), "the arena was not pinned in time");
+    return (System.nanoTime() - start) / 1_000_000;
+  }
+
   private static boolean waitFor(java.util.function.BooleanSupplier condition)
       throws InterruptedException {
     long deadline = System.nanoTime() + 10_000_000_000L;
@@ -297,10 +305,7 @@ class PinnedArenaTest {
     try (PinnedArena arena = new PinnedArena(allocator, 3 * CHUNK, CHUNK)) {
       arena.pauseWhile(() -> true);
       arena.pinWhileBusy(0.5);
-      long start = System.nanoTime();
-      arena.start(2);
-      assertTrue(arena.awaitReady(10_000), "a busy process's arena was not pinned");
-      long millis = (System.nanoTime() - start) / 1_000_000;
+      long millis = millisToPin(arena, 2);
       assertTrue(millis >= 95, "3 chunks at a busy share of 0.5 pinned in " + millis + " ms");
       assertEquals(3, allocator.allocations.get());
       assertEquals(1, allocator.mostAtOnce.get(), "more than one thread pinned beside tasks");
@@ -354,10 +359,7 @@ class PinnedArenaTest {
     allocator.delayMillis = 20;
     try (PinnedArena arena = new PinnedArena(allocator, 3 * CHUNK, CHUNK)) {
       arena.pace(3);
-      long start = System.nanoTime();
-      arena.start(1);
-      assertTrue(arena.awaitReady(10_000), "the arena was not pinned in time");
-      long millis = (System.nanoTime() - start) / 1_000_000;
+      long millis = millisToPin(arena, 1);
       assertTrue(millis >= 175, "3 chunks with rests pinned in " + millis + " ms");
       assertEquals(3, allocator.allocations.get());
     }
